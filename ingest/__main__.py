@@ -1,0 +1,102 @@
+"""``python -m ingest --workspace W [--embedder ...] PATH... [--json]``
+
+Exit status: 0 when every file is ingested or a duplicate, 1 when any file failed (the others
+are still ingested), 2 when nothing could start (bad workspace, embedder, arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from ingest.pipeline import FileReport, Ingestor, expand_paths
+from masis_core.errors import MasisError
+from masis_core.services import Workbench
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m ingest",
+        description="Ingest PDFs, .txt and .md files (or folders of them) into a workspace.",
+    )
+    parser.add_argument("--workspace", "-w", required=True, help="workspace id (created if new)")
+    parser.add_argument(
+        "--embedder",
+        default="auto",
+        help="auto | wordllama | ollama:nomic-embed-text (fixed when the workspace is created)",
+    )
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    return parser
+
+
+def totals(reports: list[FileReport]) -> dict[str, int]:
+    out = {"files": len(reports), "ingested": 0, "duplicate": 0, "failed": 0, "chunks": 0}
+    for r in reports:
+        out[r.status] += 1
+        out["chunks"] += r.chunks if r.status == "ingested" else 0
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        bench = Workbench()
+        ws = bench.open_workspace(args.workspace, args.embedder, create=True)
+        ingestor = Ingestor(bench)
+        ingestor.sweep_stale()
+    except MasisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    files = expand_paths(args.paths)
+    if not files:
+        print("error: no PDF, .txt or .md files under the given paths", file=sys.stderr)
+        return 2
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(files), unit="file", file=sys.stderr, dynamic_ncols=True)
+    reports: list[FileReport] = []
+    for path in files:
+        if bar is not None:
+            bar.set_description(path.name[:40])
+        report = ingestor.ingest_path(ws, path)
+        reports.append(report)
+        if bar is not None:
+            bar.update(1)
+            bar.write(report.line(), file=sys.stderr)
+        elif not args.json:
+            print(report.line(), flush=True)
+    if bar is not None:
+        bar.close()
+
+    summary = totals(reports)
+    if args.json:
+        doc = {
+            "workspace": ws.id,
+            "embedder": ws.embed_model,
+            "files": [r.to_json() for r in reports],
+            "totals": summary,
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(
+            f"workspace {ws.id} ({ws.embed_model}): {summary['ingested']} ingested, "
+            f"{summary['duplicate']} duplicate, {summary['failed']} failed, "
+            f"{summary['chunks']} chunks added"
+        )
+    return 1 if summary["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

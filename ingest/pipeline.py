@@ -1,0 +1,238 @@
+"""Ingest files into a workspace: parse, chunk, embed, store, then make visible.
+
+Each file stands alone: a broken file fails with a one-line reason and the batch goes on.
+A document answers queries only once every chunk is stored; any failure removes what it wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ingest.chunking import Chunk, chunk_pages
+from ingest.parsing import SUPPORTED_SUFFIXES, parse_bytes
+from masis_core.errors import DocumentError, MasisError
+from masis_core.registry import INGESTING, Workspace
+from masis_core.retrieval.store import chunk_id
+from masis_core.services import Workbench
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 256
+# An 'ingesting' row older than this belongs to a process that died; its chunks are swept.
+STALE_AFTER = timedelta(minutes=30)
+
+Status = Literal["ingested", "duplicate", "failed"]
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class FileReport:
+    file: str
+    doc_id: str | None
+    status: Status
+    pages: int = 0
+    chunks: int = 0
+    empty_pages: list[int] = field(default_factory=list)
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        """One line for a terminal or a log."""
+        if self.status == "failed":
+            return f"failed     {self.file}: {self.error}"
+        if self.status == "duplicate":
+            return f"duplicate  {self.file}: already in the workspace"
+        extra = f"; {'; '.join(self.notes)}" if self.notes else ""
+        return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
+
+
+def scanned_note(empty_pages: list[int], page_count: int) -> str:
+    shown = ", ".join(str(p) for p in empty_pages[:10]) + (" …" if len(empty_pages) > 10 else "")
+    return (
+        f"{len(empty_pages)} of {page_count} pages have no text layer (pages {shown}); "
+        "scanned pages need OCR, which is not supported yet"
+    )
+
+
+def _none_of(pages: int) -> str:
+    return "its only page" if pages == 1 else f"none of its {pages} pages"
+
+
+def doc_id_for(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _noop(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
+class Ingestor:
+    def __init__(self, bench: Workbench) -> None:
+        self.bench = bench
+        self.settings = bench.settings
+
+    def sweep_stale(self, now: datetime | None = None) -> int:
+        """Remove chunks and rows that a crashed ingest left half-written."""
+        cutoff = (now or datetime.now(UTC)) - STALE_AFTER
+        swept = 0
+        for doc in self.bench.registry.stale_documents():
+            if datetime.fromisoformat(doc.created_at) > cutoff:
+                continue
+            ws = self.bench.registry.get_workspace(doc.workspace_id)
+            if ws is not None:
+                self.bench.store.delete_document(ws.embed_model, ws.id, doc.doc_id)
+            self.bench.registry.forget_document(doc.workspace_id, doc.doc_id)
+            self.bench.release_file(doc.doc_id)
+            swept += 1
+        if swept:
+            log.warning("swept %d half-ingested documents left by an earlier crash", swept)
+        return swept
+
+    def ingest_bytes(
+        self, ws: Workspace, data: bytes, filename: str, progress: Progress = _noop
+    ) -> FileReport:
+        """Never raises for a bad file: the report carries the reason."""
+        display = Path(filename).name or "upload"
+        limit = self.settings.max_upload_mb
+        if len(data) > limit * 1024 * 1024:
+            size_mb = len(data) / (1024 * 1024)
+            return FileReport(
+                display,
+                None,
+                "failed",
+                error=f"too large: {size_mb:.1f} MB exceeds the {limit} MB limit "
+                "(MASIS_MAX_UPLOAD_MB)",
+            )
+        doc_id = doc_id_for(data)
+        existing = self.bench.registry.get_document(ws.id, doc_id)
+        if existing is not None and existing.status != INGESTING:
+            return FileReport(
+                display, doc_id, "duplicate", pages=existing.pages, chunks=existing.chunks
+            )
+        try:
+            progress("parsing", 0, 1)
+            parsed = parse_bytes(data, display)
+            chunks = chunk_pages(
+                parsed.pages, self.settings.chunk_words, self.settings.chunk_overlap_words
+            )
+        except DocumentError as exc:
+            return FileReport(display, doc_id, "failed", error=str(exc))
+        except Exception as exc:  # a parser bug must not end the batch
+            log.exception("parser crashed on %s", display)
+            return FileReport(display, doc_id, "failed", error=f"corrupt: parser failed ({exc})")
+        report = FileReport(
+            display, doc_id, "ingested", pages=parsed.page_count, empty_pages=parsed.empty_pages
+        )
+        if parsed.failed_pages:
+            report.notes.append(f"{len(parsed.failed_pages)} pages could not be read")
+        if not chunks:
+            report.status = "failed"
+            report.error = (
+                f"no text layer: {_none_of(parsed.page_count)} has extractable text; "
+                "scanned pages need OCR, which is not supported yet"
+                if parsed.empty_pages
+                else "no text: the file contains no words"
+            )
+            return report
+        if parsed.empty_pages:
+            report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count))
+        if not self.bench.registry.claim_document(ws.id, doc_id, display, len(data)):
+            report.status = "failed"
+            report.error = "busy: this file is being ingested by another process right now"
+            return report
+        try:
+            self._store(ws, doc_id, data, display, chunks, progress)
+            self.bench.registry.mark_ready(
+                ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages
+            )
+        except Exception as exc:
+            self._rollback(ws, doc_id)
+            reason = str(exc) if isinstance(exc, MasisError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, MasisError):
+                log.exception("ingest of %s failed", display)
+            report.status = "failed"
+            report.error = f"not stored: {reason}"
+            return report
+        report.chunks = len(chunks)
+        return report
+
+    def _store(
+        self,
+        ws: Workspace,
+        doc_id: str,
+        data: bytes,
+        display: str,
+        chunks: list[Chunk],
+        progress: Progress,
+    ) -> None:
+        self.bench.keep_file(doc_id, data)
+        embedder = self.bench.embedder(ws.embed_model)
+        ids = [chunk_id(ws.id, doc_id, c.index) for c in chunks]
+        total = len(chunks)
+        for start in range(0, total, EMBED_BATCH):
+            batch = chunks[start : start + EMBED_BATCH]
+            progress("embedding", start, total)
+            vectors = embedder.embed_documents([c.text for c in batch])
+            self.bench.store.add_chunks(
+                ws.embed_model,
+                ids[start : start + len(batch)],
+                np.asarray(vectors),
+                [c.text for c in batch],
+                [
+                    {
+                        "workspace_id": ws.id,
+                        "doc_id": doc_id,
+                        "filename": display,
+                        "page_start": c.page_start,
+                        "page_end": c.page_end,
+                        "chunk_index": c.index,
+                        "word_count": c.word_count,
+                        "quality": c.quality,
+                    }
+                    for c in batch
+                ],
+            )
+        progress("publishing", total, total)
+        self.bench.store.make_visible(ws.embed_model, ids)
+
+    def _rollback(self, ws: Workspace, doc_id: str) -> None:
+        try:
+            self.bench.store.delete_document(ws.embed_model, ws.id, doc_id)
+        finally:
+            self.bench.registry.forget_document(ws.id, doc_id)
+            self.bench.release_file(doc_id)
+
+    def ingest_path(self, ws: Workspace, path: Path, progress: Progress = _noop) -> FileReport:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileReport(path.name, None, "failed", error=f"unreadable: {exc.strerror}")
+        return self.ingest_bytes(ws, data, path.name, progress)
+
+
+def expand_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files as given; folders searched recursively for supported files, in a stable order."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+                )
+            )
+        else:
+            out.append(path)
+    return out

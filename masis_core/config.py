@@ -1,0 +1,70 @@
+"""The one place settings are read (environment variables with the ``MASIS_`` prefix)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every setting of the workbench; the README's configuration table mirrors this class."""
+
+    model_config = SettingsConfigDict(env_prefix="MASIS_", extra="ignore", populate_by_name=True)
+
+    data_dir: Path = Field(
+        Path("./data"), description="Where Chroma, SQLite, stored files and caches live."
+    )
+    provider: Literal["auto", "ollama", "offline"] = Field(
+        "auto", description="Answer engine: `auto` uses Ollama only when it answers with the model."
+    )
+    ollama_host: str = Field(
+        "http://127.0.0.1:11434",
+        validation_alias=AliasChoices("OLLAMA_HOST", "MASIS_OLLAMA_HOST"),
+        description="Ollama's address (Ollama's own variable `OLLAMA_HOST`).",
+    )
+    chat_model: str = Field("llama3", description="Ollama chat model.")
+    embed_model: Literal["auto", "wordllama", "nomic-embed-text"] = Field(
+        "auto", description="Embedder for new workspaces."
+    )
+    ollama_timeout_s: float = Field(
+        120.0, description="Seconds to wait for one Ollama chat or embedding call."
+    )
+    ollama_num_ctx: int = Field(
+        8192, ge=8192, description="Context window asked of Ollama (its default 2048 is too small)."
+    )
+    chroma_host: str | None = Field(None, description="Chroma server host (unset: embedded store).")
+    chroma_port: int = Field(8000, description="Chroma server port.")
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = Field(
+        "hybrid", description="Retrieval mode."
+    )
+    tavily_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("TAVILY_API_KEY", "MASIS_TAVILY_API_KEY"),
+        description="Enables web search (Tavily's own variable `TAVILY_API_KEY`).",
+    )
+    tavily_base_url: str | None = Field(None, description="Tavily endpoint (tests, proxies).")
+    max_upload_mb: int = Field(200, ge=1, description="Largest accepted file, in MB.")
+    chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
+    chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "masis.db"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings read once per process; tests call ``get_settings.cache_clear()``."""
+    return Settings()

@@ -1,0 +1,55 @@
+"""The workbench's exception tree: callers catch ``MasisError`` and show ``str(exc)`` as is.
+
+MasisError
+├── ConfigError            a setting or combination of settings cannot work
+├── ProviderError          the embedding/chat backend failed
+│   ├── ProviderUnavailable    Ollama is down, slow or unreachable
+│   ├── ModelMissing           Ollama answers but lacks the model (``ollama pull`` fixes it)
+│   └── MalformedOutput        the model answered something we cannot parse
+├── StoreError             the vector store or registry refused an operation
+│   └── EmbedderMismatch       a workspace queried or written with a different embedding model
+├── WorkspaceError         unknown / duplicate workspace, bad workspace name
+└── DocumentError          one input file cannot be ingested (message says why)
+"""
+
+from __future__ import annotations
+
+
+class MasisError(Exception):
+    """Base class; the message is written for the analyst."""
+
+
+class ConfigError(MasisError):
+    pass
+
+
+class ProviderError(MasisError):
+    pass
+
+
+class ProviderUnavailable(ProviderError):
+    pass
+
+
+class ModelMissing(ProviderError):
+    pass
+
+
+class MalformedOutput(ProviderError):
+    pass
+
+
+class StoreError(MasisError):
+    pass
+
+
+class EmbedderMismatch(StoreError):
+    pass
+
+
+class WorkspaceError(MasisError):
+    pass
+
+
+class DocumentError(MasisError):
+    pass

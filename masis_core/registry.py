@@ -1,0 +1,197 @@
+"""Workspaces and their documents, in SQLite beside the graph checkpoints."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from masis_core.errors import WorkspaceError
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    embed_model TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    doc_id TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    pages INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    empty_pages TEXT NOT NULL DEFAULT '[]',
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, doc_id)
+);
+"""
+
+# Document lifecycle: a row is 'ingesting' while chunks are written and becomes 'ready' only
+# after all of them are stored and marked visible. Rows never stay 'failed': a failure removes
+# the row and every chunk it wrote.
+INGESTING = "ingesting"
+READY = "ready"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def slugify(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9_-]+", "-", name.strip().lower()).strip("-_")
+    return slug[:63]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: str
+    name: str
+    embed_model: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Document:
+    workspace_id: str
+    doc_id: str
+    filename: str
+    pages: int
+    chunks: int
+    empty_pages: list[int]
+    size_bytes: int
+    status: str
+    created_at: str
+
+
+class Registry:
+    """Thin SQLite access; one short-lived connection per call so threads never share one."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.db_path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            with conn:
+                yield conn
+        finally:
+            conn.close()
+
+    # -- workspaces ---------------------------------------------------------------------
+    def create_workspace(self, name: str, embed_model: str) -> Workspace:
+        ws_id = slugify(name)
+        if not SLUG_RE.match(ws_id):
+            raise WorkspaceError(
+                f"'{name}' is not a usable workspace name: use letters, digits, '-' or '_'."
+            )
+        ws = Workspace(ws_id, name.strip(), embed_model, now_iso())
+        try:
+            with self._conn() as conn:
+                conn.execute(
+                    "INSERT INTO workspaces (id, name, embed_model, created_at) VALUES (?,?,?,?)",
+                    (ws.id, ws.name, ws.embed_model, ws.created_at),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise WorkspaceError(f"A workspace '{ws_id}' already exists.") from exc
+        return ws
+
+    def get_workspace(self, ws_id: str) -> Workspace | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT * FROM workspaces WHERE id = ?", (ws_id,)).fetchone()
+        return Workspace(**dict(row)) if row else None
+
+    def require_workspace(self, ws_id: str) -> Workspace:
+        ws = self.get_workspace(ws_id)
+        if ws is None:
+            raise WorkspaceError(f"There is no workspace '{ws_id}'.")
+        return ws
+
+    def list_workspaces(self) -> list[Workspace]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM workspaces ORDER BY created_at, id").fetchall()
+        return [Workspace(**dict(r)) for r in rows]
+
+    def delete_workspace(self, ws_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM workspaces WHERE id = ?", (ws_id,))
+
+    # -- documents ----------------------------------------------------------------------
+    def claim_document(self, ws_id: str, doc_id: str, filename: str, size_bytes: int) -> bool:
+        """Insert an 'ingesting' row; False when the document is already there (duplicate)."""
+        try:
+            with self._conn() as conn:
+                conn.execute(
+                    "INSERT INTO documents (workspace_id, doc_id, filename, size_bytes, status,"
+                    " created_at) VALUES (?,?,?,?,?,?)",
+                    (ws_id, doc_id, filename, size_bytes, INGESTING, now_iso()),
+                )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    def mark_ready(
+        self, ws_id: str, doc_id: str, pages: int, chunks: int, empty_pages: list[int]
+    ) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE documents SET status = ?, pages = ?, chunks = ?, empty_pages = ?"
+                " WHERE workspace_id = ? AND doc_id = ?",
+                (READY, pages, chunks, json.dumps(empty_pages), ws_id, doc_id),
+            )
+
+    def forget_document(self, ws_id: str, doc_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "DELETE FROM documents WHERE workspace_id = ? AND doc_id = ?", (ws_id, doc_id)
+            )
+
+    def get_document(self, ws_id: str, doc_id: str) -> Document | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT * FROM documents WHERE workspace_id = ? AND doc_id = ?", (ws_id, doc_id)
+            ).fetchone()
+        return _document(row) if row else None
+
+    def list_documents(self, ws_id: str, status: str | None = READY) -> list[Document]:
+        sql = "SELECT * FROM documents WHERE workspace_id = ?"
+        args: tuple = (ws_id,)
+        if status is not None:
+            sql += " AND status = ?"
+            args = (ws_id, status)
+        with self._conn() as conn:
+            rows = conn.execute(sql + " ORDER BY created_at, filename", args).fetchall()
+        return [_document(r) for r in rows]
+
+    def document_refcount(self, doc_id: str) -> int:
+        with self._conn() as conn:
+            row = conn.execute("SELECT COUNT(*) FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return int(row[0])
+
+    def stale_documents(self) -> list[Document]:
+        """Rows left 'ingesting' by a process that died mid-ingest."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM documents WHERE status = ?", (INGESTING,)).fetchall()
+        return [_document(r) for r in rows]
+
+
+def _document(row: sqlite3.Row) -> Document:
+    data = dict(row)
+    data["empty_pages"] = json.loads(data["empty_pages"])
+    return Document(**data)

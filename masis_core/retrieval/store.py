@@ -1,0 +1,154 @@
+"""ChromaDB access: one cosine collection per embedding model, workspace filter in every query.
+
+Chunks are written invisible (``visible: False``) and flipped to visible only when the whole
+document is stored, so a half-ingested document never answers a query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from masis_core.config import Settings
+from masis_core.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
+    text: str
+    metadata: dict[str, Any]
+    score: float  # cosine similarity = 1 - cosine distance
+
+
+def collection_name(embed_model: str) -> str:
+    """Chroma names allow [a-zA-Z0-9._-], 3-512 chars, alphanumeric at both ends."""
+    safe = re.sub(r"[^a-zA-Z0-9._-]+", "-", embed_model).strip("-._")
+    return f"masis_{safe}"
+
+
+def chunk_id(workspace_id: str, doc_id: str, index: int) -> str:
+    """Stable across re-ingests and unique in a collection shared by workspaces."""
+    return f"{workspace_id}/{doc_id}/{index:06d}"
+
+
+def workspace_where(workspace_id: str, *extra: dict[str, Any]) -> dict[str, Any]:
+    clauses = [{"workspace_id": workspace_id}, *extra]
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class VectorStore:
+    def __init__(self, settings: Settings) -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if settings.chroma_host:
+            self.client = chromadb.HttpClient(
+                host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
+            )
+        else:
+            settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+            self.client = chromadb.PersistentClient(
+                path=str(settings.chroma_dir), settings=chroma_settings
+            )
+        self._collections: dict[str, Any] = {}
+        self.batch_size = min(self.client.get_max_batch_size(), 2000)
+
+    def collection(self, embed_model: str) -> Any:
+        name = collection_name(embed_model)
+        if name not in self._collections:
+            # embedding_function=None: chromadb's default would download an ONNX model.
+            self._collections[name] = self.client.get_or_create_collection(
+                name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata={"embed_model": embed_model},
+            )
+        return self._collections[name]
+
+    def add_chunks(
+        self,
+        embed_model: str,
+        ids: Sequence[str],
+        embeddings: np.ndarray,
+        documents: Sequence[str],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        col = self.collection(embed_model)
+        for start in range(0, len(ids), self.batch_size):
+            end = start + self.batch_size
+            col.upsert(
+                ids=list(ids[start:end]),
+                embeddings=embeddings[start:end],
+                documents=list(documents[start:end]),
+                metadatas=[{**m, "visible": False} for m in metadatas[start:end]],
+            )
+
+    def make_visible(self, embed_model: str, ids: Sequence[str]) -> None:
+        col = self.collection(embed_model)
+        for start in range(0, len(ids), self.batch_size):
+            batch = list(ids[start : start + self.batch_size])
+            col.update(ids=batch, metadatas=[{"visible": True}] * len(batch))
+
+    def delete_document(self, embed_model: str, workspace_id: str, doc_id: str) -> None:
+        col = self.collection(embed_model)
+        col.delete(where=workspace_where(workspace_id, {"doc_id": doc_id}))
+
+    def delete_workspace(self, embed_model: str, workspace_id: str) -> None:
+        self.collection(embed_model).delete(where=workspace_where(workspace_id))
+
+    def count(self, embed_model: str, workspace_id: str, *, visible_only: bool = True) -> int:
+        extra = [{"visible": True}] if visible_only else []
+        got = self.collection(embed_model).get(
+            where=workspace_where(workspace_id, *extra), include=[]
+        )
+        return len(got["ids"])
+
+    def get_chunks(
+        self, embed_model: str, workspace_id: str, ids: Sequence[str]
+    ) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Fetch chunks by id, still inside the workspace (an id alone is never trusted)."""
+        if not ids:
+            return {}
+        got = self.collection(embed_model).get(
+            ids=list(ids),
+            where=workspace_where(workspace_id, {"visible": True}),
+            include=["documents", "metadatas"],
+        )
+        return {
+            i: (d or "", dict(m or {}))
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+
+    def query(
+        self, embed_model: str, workspace_id: str, query_embedding: np.ndarray, k: int
+    ) -> list[Hit]:
+        """Top-k visible chunks of one workspace; the filter runs inside Chroma."""
+        col = self.collection(embed_model)
+        try:
+            res = col.query(
+                query_embeddings=[np.asarray(query_embedding, dtype=np.float32)],
+                n_results=max(1, k),
+                where=workspace_where(workspace_id, {"visible": True}),
+                include=["documents", "metadatas", "distances"],
+            )
+        except Exception as exc:  # chromadb raises several unrelated types
+            if "dimension" in str(exc).lower():
+                raise StoreError(
+                    f"The query vector does not fit the '{embed_model}' collection: {exc}"
+                ) from exc
+            raise
+        hits = []
+        for cid, doc, meta, dist in zip(
+            res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True
+        ):
+            hits.append(Hit(cid, doc or "", dict(meta or {}), round(1.0 - float(dist), 6)))
+        return hits

@@ -1,0 +1,112 @@
+"""The long-lived parts (registry, vector store, embedders) and the workspace operations.
+
+The UI builds one ``Workbench`` through ``st.cache_resource``; the command lines build one per
+process. Nothing here holds per-request state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from masis_core.config import Settings, get_settings
+from masis_core.errors import EmbedderMismatch
+from masis_core.llm.embeddings import Embedder, canonical_name, get_embedder, resolve_embedder_name
+from masis_core.llm.ollama import OllamaStatus, probe
+from masis_core.providers import ProviderStatus, resolve_provider
+from masis_core.registry import Document, Registry, Workspace
+from masis_core.retrieval.store import VectorStore
+
+log = logging.getLogger(__name__)
+
+
+class Workbench:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.registry = Registry(self.settings.db_path)
+        self.store = VectorStore(self.settings)
+        self._embedders: dict[str, Embedder] = {}
+        self._lock = threading.Lock()
+
+    # -- providers ----------------------------------------------------------------------
+    def ollama_status(self) -> OllamaStatus:
+        return probe(self.settings.ollama_host)
+
+    def provider_status(self, status: OllamaStatus | None = None) -> ProviderStatus:
+        return resolve_provider(self.settings, status)
+
+    def embedder(self, name: str) -> Embedder:
+        name = canonical_name(name)
+        with self._lock:
+            if name not in self._embedders:
+                self._embedders[name] = get_embedder(name, self.settings)
+            return self._embedders[name]
+
+    def default_embedder_name(self, status: OllamaStatus | None = None) -> str:
+        return resolve_embedder_name(self.settings.embed_model, self.settings, status)
+
+    # -- workspaces ---------------------------------------------------------------------
+    def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
+        choice = canonical_name(embedder)
+        model = (
+            self.default_embedder_name()
+            if choice == "auto"
+            else resolve_embedder_name(choice, self.settings)
+        )
+        return self.registry.create_workspace(name, model)
+
+    def open_workspace(self, ws_id: str, embedder: str = "auto", *, create: bool) -> Workspace:
+        """The workspace, created when asked; an explicit embedder must match the recorded one."""
+        ws = self.registry.get_workspace(ws_id)
+        if ws is None:
+            if not create:
+                return self.registry.require_workspace(ws_id)
+            return self.create_workspace(ws_id, embedder)
+        choice = canonical_name(embedder)
+        if choice not in ("auto", ws.embed_model):
+            raise EmbedderMismatch(
+                f"Workspace '{ws.id}' was created with the embedder '{ws.embed_model}'; "
+                f"it cannot be written or queried with '{choice}'. "
+                "Create a new workspace for another embedder."
+            )
+        return ws
+
+    def delete_workspace(self, ws_id: str) -> None:
+        ws = self.registry.require_workspace(ws_id)
+        docs = self.registry.list_documents(ws.id, status=None)
+        self.store.delete_workspace(ws.embed_model, ws.id)
+        self.registry.delete_workspace(ws.id)
+        for doc in docs:
+            self.release_file(doc.doc_id)
+
+    def delete_document(self, ws_id: str, doc_id: str) -> None:
+        ws = self.registry.require_workspace(ws_id)
+        self.store.delete_document(ws.embed_model, ws.id, doc_id)
+        self.registry.forget_document(ws.id, doc_id)
+        self.release_file(doc_id)
+
+    def documents(self, ws_id: str) -> list[Document]:
+        return self.registry.list_documents(ws_id)
+
+    # -- stored originals ---------------------------------------------------------------
+    def file_path(self, doc_id: str) -> Path:
+        """Originals are named by their hash; the uploaded name is never part of a path."""
+        if len(doc_id) != 64 or any(c not in "0123456789abcdef" for c in doc_id):
+            raise ValueError("doc_id must be a sha256 hex digest")
+        return self.settings.files_dir / doc_id[:2] / doc_id
+
+    def keep_file(self, doc_id: str, data: bytes) -> Path:
+        path = self.file_path(doc_id)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".part")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        return path
+
+    def release_file(self, doc_id: str) -> None:
+        """Remove the stored original once no workspace holds the document."""
+        if self.registry.document_refcount(doc_id) == 0:
+            self.file_path(doc_id).unlink(missing_ok=True)
