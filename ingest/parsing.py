@@ -134,6 +134,4 @@ def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
         return parse_pdf(data)
     if lower.endswith(TEXT_SUFFIXES):
         return parse_text(data)
-    raise DocumentError(
-        f"unsupported: '{filename}' is not a PDF, .txt or .md file"
-    )
+    raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")

@@ -181,7 +181,9 @@ class Registry:
 
     def document_refcount(self, doc_id: str) -> int:
         with self._conn() as conn:
-            row = conn.execute("SELECT COUNT(*) FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+            row = conn.execute(
+                "SELECT COUNT(*) FROM documents WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
         return int(row[0])
 
     def stale_documents(self) -> list[Document]:

@@ -47,7 +47,7 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def _load_wordllama():  # noqa: ANN202 - WordLlama's type is internal
+def _load_wordllama():
     import wordllama
     from wordllama import WordLlama
 
@@ -130,7 +130,9 @@ def canonical_name(choice: str) -> str:
     if choice.startswith("ollama:"):
         model = choice.split(":", 1)[1]
         if not model:
-            raise ConfigError("An Ollama embedder needs a model name, e.g. ollama:nomic-embed-text.")
+            raise ConfigError(
+                "An Ollama embedder needs a model name, e.g. ollama:nomic-embed-text."
+            )
         return choice
     return f"ollama:{choice}"
 

@@ -148,7 +148,11 @@ class VectorStore:
             raise
         hits = []
         for cid, doc, meta, dist in zip(
-            res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True
+            res["ids"][0],
+            res["documents"][0],
+            res["metadatas"][0],
+            res["distances"][0],
+            strict=True,
         ):
             hits.append(Hit(cid, doc or "", dict(meta or {}), round(1.0 - float(dist), 6)))
         return hits

@@ -1,0 +1,21 @@
+"""MASIS Workbench entry point: ``streamlit run app.py``.
+
+The router only; each page draws the shared sidebar itself (``masis_core.ui.sidebar``), which
+keeps pages testable one by one with ``AppTest``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+st.set_page_config(page_title="MASIS Workbench", page_icon="🔎", layout="wide")
+
+st.navigation(
+    [
+        st.Page("pages/library.py", title="Library", icon="📚", default=True),
+    ]
+).run()

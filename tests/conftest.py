@@ -1,0 +1,78 @@
+"""Shared fixtures: a loopback-only network guard, isolated settings, a real Workbench."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from masis_core.config import Settings, get_settings
+from masis_core.services import Workbench
+from tests.fake_ollama import FakeOllama
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# A port nothing listens on: "Ollama is down" without leaving loopback.
+DEAD_HOST = "http://127.0.0.1:9"
+
+
+class NetworkBlocked(AssertionError):
+    pass
+
+
+def _is_loopback(address: object) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # AF_UNIX paths and the like never leave the machine
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", maxsplit=1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that opens a connection to anything but this machine."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: object) -> None:
+        if not _is_loopback(address):
+            raise NetworkBlocked(f"test tried to reach {address!r}; only loopback is allowed")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: object) -> int:
+        if not _is_loopback(address):
+            raise NetworkBlocked(f"test tried to reach {address!r}; only loopback is allowed")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """Offline settings on a private data dir, also visible to code that reads the env."""
+    for key in ("MASIS_CHROMA_HOST", "TAVILY_API_KEY", "MASIS_EMBED_MODEL", "MASIS_PROVIDER"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MASIS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MASIS_PROVIDER", "offline")
+    monkeypatch.setenv("OLLAMA_HOST", DEAD_HOST)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def bench(settings: Settings) -> Workbench:
+    return Workbench(settings)
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[FakeOllama]:
+    with FakeOllama() as fake:
+        yield fake

@@ -1,0 +1,28 @@
+"""Small PDFs made on the fly with fpdf2 (core fonts: Latin-1 text only)."""
+
+from __future__ import annotations
+
+from fpdf import FPDF
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=False)
+    for text in pages:
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=10)
+        pdf.set_xy(10, 10)
+        pdf.multi_cell(w=190, h=4.5, text=text)
+    return bytes(pdf.output())
+
+
+def filler(topic: str, n_words: int) -> str:
+    """Plausible sentences about ``topic`` so each page has its own vocabulary."""
+    base = (
+        f"The {topic} section explains how the {topic} works in practice. "
+        f"Operators review the {topic} settings before each shift and record the results. "
+    )
+    words = []
+    while len(words) < n_words:
+        words.extend(base.split())
+    return " ".join(words[:n_words])

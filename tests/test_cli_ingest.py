@@ -1,0 +1,96 @@
+"""``python -m ingest`` as DESIGN §6 describes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingest.__main__ import main
+from masis_core.config import Settings
+from masis_core.services import Workbench
+from tests.conftest import FIXTURES
+from tests.pdfs import filler, make_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.pdf").write_bytes(make_pdf([filler("alpha", 250), filler("beta", 250)]))
+    (docs / "sub" / "b.pdf").write_bytes(make_pdf([filler("gamma", 250)]))
+    (docs / "notes.md").write_text(filler("delta", 100))
+    (docs / "ignored.png").write_bytes(b"not looked at")
+    return docs
+
+
+def test_folder_ingest_json_then_duplicates(
+    settings: Settings, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--workspace", "demo", str(folder), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["totals"] == {
+        "files": 3,
+        "ingested": 3,
+        "duplicate": 0,
+        "failed": 0,
+        "chunks": out["totals"]["chunks"],
+    }
+    record = next(r for r in out["files"] if r["file"] == "a.pdf")
+    assert set(record) >= {"file", "doc_id", "status", "pages", "chunks", "error"}
+    assert (record["status"], record["pages"]) == ("ingested", 2)
+
+    assert main(["--workspace", "demo", str(folder), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in again["files"]] == ["duplicate"] * 3
+    assert again["totals"]["chunks"] == 0
+    bench = Workbench(settings)
+    assert bench.store.count("wordllama", "demo") == out["totals"]["chunks"]
+
+
+def test_a_failed_file_sets_exit_status_1_and_the_rest_is_ingested(
+    settings: Settings, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = FIXTURES / "corrupt.pdf"
+    code = main(["--workspace", "demo", str(broken), str(folder / "a.pdf")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "failed     corrupt.pdf: corrupt:" in out
+    assert "ingested   a.pdf: 2 pages" in out
+    assert [d.filename for d in Workbench(settings).documents("demo")] == ["a.pdf"]
+
+
+def test_embedder_mismatch_exits_2(
+    settings: Settings, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-w", "demo", "--embedder", "wordllama", str(folder / "a.pdf")]) == 0
+    code = main(["-w", "demo", "--embedder", "ollama:nomic-embed-text", str(folder / "a.pdf")])
+    assert code == 2
+    assert "created with the embedder 'wordllama'" in capsys.readouterr().err
+
+
+def test_module_runs_as_a_real_process(tmp_path: Path, folder: Path) -> None:
+    env = {
+        **os.environ,
+        "MASIS_DATA_DIR": str(tmp_path / "proc-data"),
+        "MASIS_PROVIDER": "offline",
+        "OLLAMA_HOST": "http://127.0.0.1:9",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "ingest", "--workspace", "w1", str(folder / "sub"), "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"][0]["status"] == "ingested"
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal

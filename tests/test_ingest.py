@@ -1,0 +1,226 @@
+"""Ingestion into real Chroma and SQLite on tmp_path, with the bundled WordLlama embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest import pipeline
+from ingest.pipeline import Ingestor, doc_id_for
+from masis_core.errors import EmbedderMismatch
+from masis_core.retrieval.store import chunk_id
+from masis_core.services import Workbench
+from tests.conftest import FIXTURES
+from tests.pdfs import filler, make_pdf
+
+TOPICS = ["hydraulic pump", "ledger reconciliation", "volcanic basalt", "orchestra tuning"]
+
+
+@pytest.fixture
+def manual() -> bytes:
+    return make_pdf([filler(topic, 260) for topic in TOPICS])
+
+
+def all_chunks(bench: Workbench, ws_id: str) -> dict:
+    ws = bench.registry.require_workspace(ws_id)
+    return bench.store.collection(ws.embed_model).get(
+        where={"workspace_id": ws.id}, include=["metadatas"]
+    )
+
+
+def test_multi_page_pdf_is_ingested_with_pages_on_every_chunk(
+    bench: Workbench, manual: bytes
+) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
+    assert report.status == "ingested", report.error
+    assert report.pages == 4
+    assert report.chunks >= 4
+
+    got = all_chunks(bench, "demo")
+    assert len(got["ids"]) == report.chunks
+    for meta in got["metadatas"]:
+        assert 1 <= meta["page_start"] <= meta["page_end"] <= 4
+        assert meta["visible"] is True
+        assert meta["filename"] == "manual.pdf"
+        assert meta["doc_id"] == doc_id_for(manual)
+    assert set(got["ids"]) == {chunk_id("demo", report.doc_id, i) for i in range(report.chunks)}
+
+    # The page about basalt is found on page 3.
+    embedder = bench.embedder(ws.embed_model)
+    hits = bench.store.query(ws.embed_model, ws.id, embedder.embed_query("volcanic basalt"), 3)
+    assert hits[0].metadata["page_start"] <= 3 <= hits[0].metadata["page_end"]
+    assert all(0.0 < h.score <= 1.0 for h in hits)
+
+    stored = bench.file_path(report.doc_id)
+    assert stored.read_bytes() == manual
+    assert "manual" not in str(stored)
+    assert bench.registry.get_document("demo", report.doc_id).status == "ready"
+
+
+def test_same_file_again_is_a_duplicate_and_adds_nothing(bench: Workbench, manual: bytes) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    ingestor = Ingestor(bench)
+    first = ingestor.ingest_bytes(ws, manual, "a.pdf")
+    before = all_chunks(bench, "demo")["ids"]
+    again = ingestor.ingest_bytes(ws, manual, "renamed copy.pdf")
+    assert again.status == "duplicate"
+    assert again.doc_id == first.doc_id
+    assert all_chunks(bench, "demo")["ids"] == before
+    assert len(bench.documents("demo")) == 1
+
+
+def test_failure_mid_ingest_leaves_nothing_behind(
+    bench: Workbench, manual: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    monkeypatch.setattr(pipeline, "EMBED_BATCH", 2)  # several batches, so some are written
+    real_add = bench.store.add_chunks
+    calls = {"n": 0}
+
+    def failing_add(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk full")
+        return real_add(*args, **kwargs)
+
+    monkeypatch.setattr(bench.store, "add_chunks", failing_add)
+    report = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
+    assert report.status == "failed"
+    assert "disk full" in report.error
+    assert calls["n"] == 3
+    assert all_chunks(bench, "demo")["ids"] == []
+    assert bench.registry.list_documents("demo", status=None) == []
+    assert not bench.file_path(report.doc_id).exists()
+
+    monkeypatch.setattr(bench.store, "add_chunks", real_add)
+    retry = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
+    assert retry.status == "ingested"
+
+
+def test_chunks_are_invisible_until_the_document_is_complete(
+    bench: Workbench, manual: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    embedder = bench.embedder(ws.embed_model)
+    seen_during_ingest: list[int] = []
+
+    def spy_visible(embed_model, ids):
+        query = embedder.embed_query("hydraulic pump")
+        seen_during_ingest.append(len(bench.store.query(embed_model, ws.id, query, 10)))
+        raise RuntimeError("crash before publishing")
+
+    monkeypatch.setattr(bench.store, "make_visible", spy_visible)
+    report = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
+    assert report.status == "failed"
+    assert seen_during_ingest == [0]
+    assert bench.store.count(ws.embed_model, ws.id, visible_only=False) == 0
+
+
+def test_workspaces_never_see_each_others_chunks(bench: Workbench, manual: bytes) -> None:
+    ingestor = Ingestor(bench)
+    alpha = bench.create_workspace("alpha", "wordllama")
+    beta = bench.create_workspace("beta", "wordllama")
+    other = make_pdf([filler("volcanic basalt", 300)])
+    assert ingestor.ingest_bytes(alpha, manual, "manual.pdf").status == "ingested"
+    # beta holds the best match for the query and the same manual under its own ids
+    assert ingestor.ingest_bytes(beta, other, "basalt.pdf").status == "ingested"
+    assert ingestor.ingest_bytes(beta, manual, "manual.pdf").status == "ingested"
+
+    query = bench.embedder("wordllama").embed_query("volcanic basalt")
+    for ws in (alpha, beta):
+        hits = bench.store.query(ws.embed_model, ws.id, query, 50)
+        assert hits
+        assert {h.metadata["workspace_id"] for h in hits} == {ws.id}
+        assert all(h.chunk_id.startswith(f"{ws.id}/") for h in hits)
+    alpha_files = {
+        h.metadata["filename"] for h in bench.store.query("wordllama", "alpha", query, 50)
+    }
+    assert alpha_files == {"manual.pdf"}
+
+    bench.delete_document("beta", doc_id_for(manual))
+    assert bench.store.count("wordllama", "alpha") == len(all_chunks(bench, "alpha")["ids"]) > 0
+    assert bench.file_path(doc_id_for(manual)).exists()  # alpha still holds it
+    bench.delete_workspace("alpha")
+    assert not bench.file_path(doc_id_for(manual)).exists()
+    assert bench.store.count("wordllama", "beta") > 0
+
+
+@pytest.mark.parametrize(
+    ("fixture", "prefix", "phrase"),
+    [
+        ("encrypted.pdf", "encrypted:", "password"),
+        ("corrupt.pdf", "corrupt:", "not a readable PDF"),
+        ("image_only.pdf", "no text layer:", "OCR, which is not supported yet"),
+    ],
+)
+def test_hard_pdfs_fail_alone_with_a_specific_reason(
+    bench: Workbench, manual: bytes, fixture: str, prefix: str, phrase: str
+) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    ingestor = Ingestor(bench)
+    bad = ingestor.ingest_bytes(ws, (FIXTURES / fixture).read_bytes(), fixture)
+    good = ingestor.ingest_bytes(ws, manual, "manual.pdf")
+    assert bad.status == "failed"
+    assert bad.error.startswith(prefix)
+    assert phrase in bad.error
+    assert good.status == "ingested"
+    assert {d.filename for d in bench.documents("demo")} == {"manual.pdf"}
+
+
+def test_pages_without_text_are_reported_but_the_rest_is_ingested(bench: Workbench) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    data = make_pdf([filler("boiler", 120), "", filler("valve", 120)])
+    report = Ingestor(bench).ingest_bytes(ws, data, "mixed.pdf")
+    assert report.status == "ingested"
+    assert report.empty_pages == [2]
+    assert any("OCR" in note for note in report.notes)
+
+
+def test_text_and_markdown_files_are_ingested(bench: Workbench) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    ingestor = Ingestor(bench)
+    txt = ingestor.ingest_bytes(ws, filler("granary", 120).encode(), "notes.txt")
+    md = ingestor.ingest_bytes(ws, ("# Title\n\n" + filler("mill", 80)).encode(), "readme.md")
+    assert (txt.status, md.status) == ("ingested", "ingested")
+    bogus = ingestor.ingest_bytes(ws, b"\x89PNG\r\n\x1a\n....", "photo.png")
+    assert bogus.status == "failed"
+    assert bogus.error.startswith("unsupported:")
+
+
+def test_files_over_the_upload_limit_are_refused(bench: Workbench, manual: bytes) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    bench.settings.max_upload_mb = 1
+    report = Ingestor(bench).ingest_bytes(ws, manual + b" " * (1024 * 1024), "big.pdf")
+    assert report.status == "failed"
+    assert "MASIS_MAX_UPLOAD_MB" in report.error
+
+
+def test_uploaded_name_is_display_text_only(bench: Workbench, manual: bytes) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, manual, "../../etc/passwd.pdf")
+    assert report.status == "ingested"
+    assert report.file == "passwd.pdf"
+    assert bench.file_path(report.doc_id).is_relative_to(bench.settings.files_dir)
+
+
+def test_a_crashed_ingest_is_swept_on_the_next_run(bench: Workbench, manual: bytes) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    ws = bench.create_workspace("demo", "wordllama")
+    doc_id = doc_id_for(manual)
+    assert bench.registry.claim_document(ws.id, doc_id, "manual.pdf", len(manual))
+    vec = bench.embedder("wordllama").embed_documents(["orphan chunk text"])
+    meta = {"workspace_id": ws.id, "doc_id": doc_id, "filename": "manual.pdf"}
+    bench.store.add_chunks("wordllama", [chunk_id(ws.id, doc_id, 0)], vec, ["orphan"], [meta])
+    ingestor = Ingestor(bench)
+    assert ingestor.sweep_stale() == 0  # a fresh claim may be another process at work
+    assert ingestor.sweep_stale(now=datetime.now(UTC) + timedelta(hours=1)) == 1
+    assert bench.store.count("wordllama", ws.id, visible_only=False) == 0
+    assert ingestor.ingest_bytes(ws, manual, "manual.pdf").status == "ingested"
+
+
+def test_workspace_embedder_is_fixed(bench: Workbench) -> None:
+    bench.create_workspace("demo", "wordllama")
+    assert bench.open_workspace("demo", "auto", create=True).embed_model == "wordllama"
+    with pytest.raises(EmbedderMismatch, match="created with the embedder 'wordllama'"):
+        bench.open_workspace("demo", "ollama:nomic-embed-text", create=True)
