@@ -129,15 +129,23 @@ class VectorStore:
         }
 
     def query(
-        self, embed_model: str, workspace_id: str, query_embedding: np.ndarray, k: int
+        self,
+        embed_model: str,
+        workspace_id: str,
+        query_embedding: np.ndarray,
+        k: int,
+        exclude_docs: Sequence[str] = (),
     ) -> list[Hit]:
-        """Top-k visible chunks of one workspace; the filter runs inside Chroma."""
+        """Top-k visible chunks of one workspace; the filters run inside Chroma."""
         col = self.collection(embed_model)
+        extra: list[dict[str, Any]] = [{"visible": True}]
+        if exclude_docs:
+            extra.append({"doc_id": {"$nin": list(exclude_docs)}})
         try:
             res = col.query(
                 query_embeddings=[np.asarray(query_embedding, dtype=np.float32)],
                 n_results=max(1, k),
-                where=workspace_where(workspace_id, {"visible": True}),
+                where=workspace_where(workspace_id, *extra),
                 include=["documents", "metadatas", "distances"],
             )
         except Exception as exc:  # chromadb raises several unrelated types

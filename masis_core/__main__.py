@@ -1,0 +1,204 @@
+"""``python -m masis_core ask | resume | status | eval`` — the same engine as the UI.
+
+Exit status: 0 completed (or paused for review: the JSON says which), 1 failed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from masis_core.errors import MasisError
+from masis_core.runs import Researcher, RunRecord
+from masis_core.services import Workbench
+
+
+def node_line(entry: dict[str, Any]) -> str:
+    """The seeds' console trace: one line per node as it finishes."""
+    node = entry.get("node", "?")
+    skip = {"node", "scores_kept", "scores_filtered", "alternatives", "strategy"}
+    fields = " ".join(
+        f"{k}={v}" for k, v in entry.items() if k not in skip and v not in (None, [], "")
+    )
+    return f"[{node:>12}] {fields}"
+
+
+def print_record(rec: RunRecord) -> None:
+    print()
+    print(f"run {rec.run_id}: {rec.status}")
+    if rec.error:
+        print(f"error: {rec.error}")
+    if rec.answer:
+        print()
+        print(rec.answer)
+        print()
+        for c in rec.citations:
+            where = c.get("url") or f"{c.get('filename')}, page {c.get('page')}"
+            print(f"  [{c['n']}] {where}")
+        if rec.confidence is not None:
+            print(f"\nconfidence: {round(rec.confidence * 100)}%")
+    if rec.hitl:
+        print()
+        print(f"needs your review ({rec.hitl.get('kind')}): {rec.hitl.get('message')}")
+        print(f"options: {', '.join(rec.hitl.get('options', []))}")
+        print(f"resume with: python -m masis_core resume {rec.run_id} "
+              "--response '{\"action\": \"rephrase\", \"text\": \"...\"}'")
+
+
+def run_json(rec: RunRecord) -> dict[str, Any]:
+    data = rec.to_json()
+    return {
+        "run_id": data["run_id"],
+        "status": data["status"],
+        "question": data["question"],
+        "engine": data["engine"],
+        "answer": data["answer"],
+        "citations": [
+            {k: c.get(k) for k in ("n", "chunk_id", "doc_id", "filename", "page", "url")}
+            for c in data["citations"]
+        ],
+        "confidence": data["confidence"],
+        "hitl": data["hitl"],
+        "metrics": data["metrics"],
+        "trace": data["trace"],
+        "error": data["error"],
+    }
+
+
+def finish(rec: RunRecord, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(run_json(rec), indent=2, default=str))
+    else:
+        print_record(rec)
+    return 1 if rec.status == "failed" else 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    bench = Workbench()
+    researcher = Researcher(bench)
+    on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
+    rec = researcher.ask(
+        args.workspace, args.question, web=args.web, max_retries=args.max_retries,
+        on_event=on_event,
+    )
+    return finish(rec, args.json)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    try:
+        response = json.loads(args.response) if args.response else None
+    except json.JSONDecodeError as exc:
+        raise MasisError(f"--response is not valid JSON: {exc}") from exc
+    researcher = Researcher(Workbench())
+    on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
+    return finish(researcher.resume(args.run_id, response, on_event=on_event), args.json)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    bench = Workbench()
+    status = bench.provider_status()
+    from masis_core.runs import RunStore
+
+    runs = RunStore(bench).list(limit=20)
+    data = {
+        "mode": status.mode,
+        "label": status.label,
+        "ready": status.ready,
+        "reason": status.reason,
+        "ollama": {
+            "host": bench.settings.ollama_host,
+            "reachable": bool(status.ollama and status.ollama.reachable),
+            "models": status.ollama.models if status.ollama else [],
+        },
+        "enable_ollama": status.enable_commands if status.mode == "offline" else [],
+        "data_dir": str(bench.settings.data_dir),
+        "workspaces": [
+            {"id": ws.id, "embed_model": ws.embed_model,
+             "documents": len(bench.documents(ws.id))}
+            for ws in bench.registry.list_workspaces()
+        ],
+        "recent_runs": [
+            {"run_id": r.run_id, "workspace": r.workspace_id, "status": r.status,
+             "question": r.question}
+            for r in runs
+        ],
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"mode: {data['label']}{'' if status.ready else ' (not usable)'}")
+    print(f"why:  {status.reason}")
+    for cmd in data["enable_ollama"]:
+        print(f"      to enable Ollama: {cmd}")
+    print(f"data: {data['data_dir']}")
+    for ws in data["workspaces"]:
+        print(f"workspace {ws['id']}: {ws['documents']} documents ({ws['embed_model']})")
+    for r in data["recent_runs"]:
+        print(f"run {r['run_id']} [{r['status']}] {r['workspace']}: {r['question'][:70]}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from masis_core.evaluation import run_governance
+
+    if args.kind != "governance":
+        raise MasisError(f"eval {args.kind} is not available yet; try 'eval governance'.")
+    if not args.cases:
+        raise MasisError("eval governance needs --cases FILE")
+    report = run_governance(Path(args.cases), limit=args.limit, engine=args.engine,
+                            progress=None if args.json else sys.stderr)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        from masis_core.evaluation import format_report
+
+        print(format_report(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m masis_core")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="ask a question of a workspace")
+    ask.add_argument("--workspace", "-w", required=True)
+    ask.add_argument("question")
+    ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
+    ask.add_argument("--max-retries", type=int, default=None)
+    ask.add_argument("--json", action="store_true")
+    ask.set_defaults(func=cmd_ask)
+    resume = sub.add_parser("resume", help="answer a paused run's review, or retry a failed run")
+    resume.add_argument("run_id")
+    resume.add_argument("--response", help='e.g. {"action": "rephrase", "text": "..."}')
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(func=cmd_resume)
+    status = sub.add_parser("status", help="active mode, workspaces, recent runs")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+    ev = sub.add_parser("eval", help="evaluate on development data")
+    ev.add_argument("kind", choices=["governance", "retrieval", "pages"])
+    ev.add_argument("--cases")
+    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--engine", choices=["offline", "ollama"], default="offline")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except MasisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The research graph: supervisor → planner → researcher ∥ web_searcher → synthesizer → critic
+→ evaluator → supervisor, with human review as an interrupt, checkpointed in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from masis_core.nodes import (
+    critic,
+    evaluator,
+    human_review,
+    planner,
+    researcher,
+    supervisor,
+    synthesizer,
+    web_searcher,
+)
+from masis_core.state import ResearchState
+
+
+def after_supervisor(state: ResearchState) -> str:
+    return {"plan": "planner", "retry": "planner", "human_review": "human_review"}.get(
+        state.get("decision", ""), END
+    )
+
+
+def after_synthesizer(state: ResearchState) -> str:
+    return "human_review" if (state.get("hitl") or {}).get("kind") == "no_evidence" else "critic"
+
+
+def after_review(state: ResearchState) -> str:
+    return "planner" if state.get("decision") == "plan" else END
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(ResearchState)
+    g.add_node("supervisor", supervisor.node)
+    g.add_node("planner", planner.node)
+    g.add_node("researcher", researcher.node)
+    g.add_node("web_searcher", web_searcher.node)
+    g.add_node("synthesizer", synthesizer.node)
+    g.add_node("critic", critic.node)
+    g.add_node("evaluator", evaluator.node)
+    g.add_node("human_review", human_review.node)
+    g.add_edge(START, "supervisor")
+    g.add_conditional_edges("supervisor", after_supervisor, ["planner", "human_review", END])
+    g.add_edge("planner", "researcher")
+    g.add_edge("planner", "web_searcher")
+    g.add_edge(["researcher", "web_searcher"], "synthesizer")
+    g.add_conditional_edges("synthesizer", after_synthesizer, ["critic", "human_review"])
+    g.add_edge("critic", "evaluator")
+    g.add_edge("evaluator", "supervisor")
+    g.add_conditional_edges("human_review", after_review, ["planner", END])
+    return g
+
+
+def checkpointer(db_path: Path) -> SqliteSaver:
+    conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
+    return SqliteSaver(conn)
+
+
+def compile_graph(db_path: Path) -> Any:
+    return build_graph().compile(checkpointer=checkpointer(db_path))

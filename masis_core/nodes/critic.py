@@ -1,0 +1,38 @@
+"""Critic: confidence, gaps, unsupported claims and conflicts between sources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from masis_core.context import ctx_of, emit, timed
+from masis_core.nodes.synthesizer import all_evidence
+from masis_core.state import ResearchState
+
+
+def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = ctx_of(config)
+    emit({"node": "critic", "status": "reviewing the draft"})
+    with timed() as t:
+        result = ctx.engine.critique(
+            state["question"], state.get("draft_answer") or "", all_evidence(state)
+        )
+    critique = dict(result.value)
+    if state.get("conflict_resolved"):
+        critique["conflicts"] = []  # the analyst already chose a source
+    entry = {
+        "node": "critic",
+        "engine": ctx.engine.name,
+        "confidence": critique.get("confidence"),
+        "logical_gaps": critique.get("logical_gaps", []),
+        "unsupported_claims": critique.get("unsupported_claims", []),
+        "conflicts": len(critique.get("conflicts", [])),
+        "hallucination": critique.get("hallucination", False),
+        "recommend_retry": critique.get("recommend_retry", False),
+        "model_calls": result.calls,
+        "duration_ms": t["ms"],
+    }
+    if result.error:
+        entry["error"] = result.error
+    return {"critique": critique, "trace": [entry]}

@@ -1,0 +1,85 @@
+"""Human review: pause the run with ``interrupt()`` and apply the analyst's response.
+
+Everything before ``interrupt`` re-runs on resume, so this node computes nothing beforehand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import interrupt
+
+from masis_core.retrieval.thresholds import threshold_for
+from masis_core.state import ResearchState
+
+ACTIONS = ("rephrase", "retry_lower_threshold", "choose_source", "accept", "cancel")
+THRESHOLD_STEP = 0.1
+
+
+class InvalidResponse(ValueError):
+    pass
+
+
+def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
+    if not isinstance(response, dict) or response.get("action") not in ACTIONS:
+        raise InvalidResponse(f"The response needs an action, one of: {', '.join(ACTIONS)}.")
+    action = response["action"]
+    if action not in payload.get("options", []):
+        raise InvalidResponse(
+            f"'{action}' is not offered for a {payload.get('kind')} review; "
+            f"choose one of: {', '.join(payload.get('options', []))}."
+        )
+    if action == "rephrase" and not str(response.get("text") or "").strip():
+        raise InvalidResponse("A rephrase needs the new question in 'text'.")
+    if action == "choose_source" and not response.get("source"):
+        raise InvalidResponse("Choosing a source needs its doc_id in 'source'.")
+    return response
+
+
+def _fresh_pass(**changes: Any) -> dict[str, Any]:
+    """Keys that make the supervisor treat the next cycle as a new first run."""
+    return {"hitl": None, "draft_answer": None, "critique": {}, "decision": "plan", **changes}
+
+
+def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+    payload = state.get("hitl") or {}
+    response = validate(payload, interrupt(payload))
+    action = response["action"]
+    entry = {"node": "human_review", "kind": payload.get("kind"), "action": action}
+    if action == "cancel":
+        return {"hitl": None, "status": "cancelled", "decision": "end", "trace": [entry]}
+    if action == "accept":
+        return {
+            "hitl": None,
+            "status": "completed",
+            "decision": "end",
+            "confidence": (state.get("critique") or {}).get("confidence"),
+            "metrics": {"accepted_by_analyst": True},
+            "trace": [entry],
+        }
+    if action == "rephrase":
+        text = str(response["text"]).strip()
+        entry["question"] = text
+        return {**_fresh_pass(question=text, retry_count=0, threshold_override=None),
+                "trace": [entry]}
+    if action == "retry_lower_threshold":
+        current = threshold_for(
+            state["embed_model"], int(state.get("retry_count") or 0),
+            state.get("threshold_override"),
+        )
+        lowered = round(max(0.05, current - THRESHOLD_STEP), 3)
+        entry["threshold"] = lowered
+        return {**_fresh_pass(threshold_override=lowered), "trace": [entry]}
+    # choose_source: drop the other sides of every conflict the chosen source is part of
+    chosen = str(response["source"])
+    others = {
+        s["doc_id"]
+        for c in (payload.get("details") or {}).get("conflicts", [])
+        if any(s["doc_id"] == chosen for s in c["sources"])
+        for s in c["sources"]
+        if s["doc_id"] != chosen
+    }
+    entry["source"] = chosen
+    excluded = sorted({*(state.get("excluded_docs") or []), *others})
+    return {**_fresh_pass(excluded_docs=excluded, conflict_resolved=True), "trace": [entry]}

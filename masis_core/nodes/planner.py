@@ -1,0 +1,68 @@
+"""Planner (seeds 001, 003, 004): where each query goes, alternative phrasings, retry focus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from masis_core.context import ctx_of, emit, timed
+from masis_core.state import Plan, ResearchState
+
+MAX_QUESTION_CHARS = 500
+MAX_ALTERNATIVE_CHARS = 300
+MAX_ALTERNATIVES = 2
+
+
+def augmented_query(question: str, critique: dict[str, Any]) -> str:
+    """Seed 000: on retry the critic's unsupported claims and gaps steer the next search."""
+    focus = [*critique.get("unsupported_claims", []), *critique.get("logical_gaps", [])]
+    if not focus:
+        return question
+    return f"{question} {' '.join(str(t) for t in focus)}"
+
+
+def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = ctx_of(config)
+    question = state["question"][:MAX_QUESTION_CHARS]
+    retry_count = int(state.get("retry_count") or 0)
+    web_enabled = bool(state.get("web_enabled")) and ctx.web_search is not None
+    emit({"node": "planner", "status": "planning"})
+    with timed() as t:
+        expansion = ctx.engine.expand(question)
+        alts = [
+            str(a)[:MAX_ALTERNATIVE_CHARS]
+            for a in (expansion.value or [])
+            if str(a).strip() and str(a).strip().lower() != question.lower()
+        ][:MAX_ALTERNATIVES]
+        allocation = ctx.engine.allocate(question, alts, web_enabled)
+        plan_value = dict(allocation.value)
+    rag = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("rag_queries") or [question]]
+    augmented = False
+    if retry_count > 0:
+        focused = augmented_query(question, state.get("critique") or {})
+        if focused != question:
+            rag = [focused, *[q for q in rag if q != question]]
+            augmented = True
+    web = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("web_queries") or []] if web_enabled else []
+    errors = [e for e in (expansion.error, allocation.error) if e]
+    plan: Plan = {
+        "rag_queries": list(dict.fromkeys(rag)),
+        "web_queries": list(dict.fromkeys(web)),
+        "strategy": str(plan_value.get("strategy", "")),
+        "augmented": augmented,
+        "expansion_error": "; ".join(errors) or None,
+    }
+    entry = {
+        "node": "planner",
+        "retry_count": retry_count,
+        "rag_queries": len(plan["rag_queries"]),
+        "web_queries": len(plan["web_queries"]),
+        "alternatives": alts,
+        "strategy": plan["strategy"],
+        "augmented_query_used": augmented,
+        "duration_ms": t["ms"],
+    }
+    if plan["expansion_error"]:
+        entry["error"] = plan["expansion_error"]
+    return {"plan": plan, "hitl": None, "trace": [entry]}

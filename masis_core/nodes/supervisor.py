@@ -1,0 +1,100 @@
+"""Supervisor (seed 002): pure-Python routing after every cycle — retry, ask, or finalize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from masis_core.state import ResearchState
+
+LOW_CONFIDENCE = 0.65
+DEFAULT_MAX_RETRIES = 2
+
+CONFLICT_MESSAGE = (
+    "Your documents disagree on this question and more retrieval did not settle it. "
+    "Compare the competing claims below and pick the source you trust."
+)
+
+
+def max_retries_of(state: ResearchState) -> int:
+    value = state.get("max_retries")
+    return DEFAULT_MAX_RETRIES if value is None else max(0, int(value))
+
+
+def quality_message(retries: int, confidence: float) -> str:
+    return (
+        f"After {retries} refinement attempts, confidence remains {round(confidence * 100)}%. "
+        "You may refine your question or upload additional evidence."
+    )
+
+
+def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+    if state.get("draft_answer") is None:  # first-run guard: nothing to judge yet
+        return {"decision": "plan", "trace": [{"node": "supervisor", "decision": "first_run"}]}
+    critique = state.get("critique") or {}
+    metrics = state.get("metrics") or {}
+    confidence = float(critique.get("confidence", 0.0))
+    citation_issue = bool(metrics.get("citation_violations"))
+    hallucination = bool(critique.get("hallucination")) or bool(metrics.get("unsupported_claims"))
+    quality_issue = (
+        confidence < LOW_CONFIDENCE
+        or citation_issue
+        or hallucination
+        or bool(critique.get("recommend_retry"))
+    )
+    conflicts = critique.get("conflicts") or []
+    has_conflicts = bool(conflicts) and not state.get("conflict_resolved")
+    retry_count = int(state.get("retry_count") or 0)
+    max_retries = max_retries_of(state)
+    base = {"node": "supervisor", "confidence": round(confidence, 3), "retry_count": retry_count}
+
+    if (quality_issue or has_conflicts) and retry_count < max_retries:
+        reason = (
+            "conflicting_evidence_attempting_resolution"
+            if has_conflicts and not quality_issue
+            else "quality_issue_detected"
+        )
+        entry = {
+            "iteration": retry_count + 1,
+            "confidence": round(confidence, 3),
+            "reason": reason,
+            "citation_issue": citation_issue,
+            "hallucination": hallucination,
+        }
+        return {
+            "retry_count": retry_count + 1,
+            "decision": "retry",
+            "metrics": {"retry_reasons": [entry]},
+            "trace": [{**base, "decision": "retry", "retry_count": retry_count + 1,
+                       "reason": reason}],
+        }
+    if has_conflicts:
+        hitl = {
+            "kind": "conflict",
+            "message": CONFLICT_MESSAGE,
+            "options": ["choose_source", "accept", "rephrase", "cancel"],
+            "details": {"conflicts": conflicts, "confidence": confidence},
+        }
+        return {"hitl": hitl, "decision": "human_review",
+                "trace": [{**base, "decision": "HITL_triggered", "kind": "conflict"}]}
+    if quality_issue:
+        hitl = {
+            "kind": "low_confidence",
+            "message": quality_message(max_retries, confidence),
+            "options": ["rephrase", "accept", "cancel"],
+            "details": {
+                "confidence": confidence,
+                "logical_gaps": critique.get("logical_gaps", []),
+                "unsupported_claims": critique.get("unsupported_claims", []),
+                "citation_violations": metrics.get("citation_violations", []),
+            },
+        }
+        return {"hitl": hitl, "decision": "human_review",
+                "trace": [{**base, "decision": "HITL_triggered", "kind": "low_confidence"}]}
+    return {
+        "decision": "finalize",
+        "status": "completed",
+        "confidence": confidence,
+        "trace": [{**base, "decision": "finalize"}],
+    }

@@ -1,0 +1,47 @@
+"""Prompts for the Ollama engine. Evidence is numbered; the model cites by number only."""
+
+PLANNER_SYSTEM = """You plan research for an analyst. Their documents are in a knowledge base; \
+web search is {web_state}.
+Return JSON only, matching the schema: rag_queries (queries for the knowledge base), \
+web_queries (queries for the web; must be empty when web search is off), alternatives \
+(exactly 2 alternative phrasings of the question, each under 300 characters), and strategy \
+(one or two sentences: why queries go where they go).
+Prefer the knowledge base for anything the analyst's documents may contain."""
+
+PLANNER_USER = "Question: {question}"
+
+SYNTHESIZER_SYSTEM = """You write answers for an analyst using ONLY the numbered evidence.
+Rules:
+- Every sentence must cite the evidence it rests on with its number(s), e.g. citations: [2] \
+or [1, 3].
+- Cite only numbers that appear in the evidence list. Never invent facts, figures or names.
+- If the evidence does not answer the question, say so in one sentence citing the closest \
+evidence.
+- The planner's strategy was: {strategy}. Evidence from the analyst's documents is \
+authoritative even when short.
+Return JSON only: {{"sentences": [{{"text": "...", "citations": [1]}}]}}"""
+
+SYNTHESIZER_USER = """Question: {question}
+
+Evidence:
+{evidence}"""
+
+CRITIC_SYSTEM = """You review a draft answer against its numbered evidence.
+Return JSON only with: confidence (0 to 1: how fully and faithfully the evidence supports \
+the answer to the question), unsupported_claims (claims of the draft the evidence does not \
+support), logical_gaps (parts of the question left unanswered), hallucination (true if the \
+draft states facts absent from the evidence), conflicts (list of {{"topic": ..., \
+"sources": [evidence numbers that disagree]}}), recommend_retry (true if more retrieval \
+could fix the gaps)."""
+
+CRITIC_USER = """Question: {question}
+
+Draft answer:
+{answer}
+
+Evidence:
+{evidence}"""
+
+REPAIR = """Your previous reply could not be used: {error}
+Reply again with JSON only, exactly matching the schema. Previous reply:
+{raw}"""
