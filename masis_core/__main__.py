@@ -45,8 +45,10 @@ def print_record(rec: RunRecord) -> None:
         print()
         print(f"needs your review ({rec.hitl.get('kind')}): {rec.hitl.get('message')}")
         print(f"options: {', '.join(rec.hitl.get('options', []))}")
-        print(f"resume with: python -m masis_core resume {rec.run_id} "
-              "--response '{\"action\": \"rephrase\", \"text\": \"...\"}'")
+        print(
+            f"resume with: python -m masis_core resume {rec.run_id} "
+            '--response \'{"action": "rephrase", "text": "..."}\''
+        )
 
 
 def run_json(rec: RunRecord) -> dict[str, Any]:
@@ -82,7 +84,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     researcher = Researcher(bench)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     rec = researcher.ask(
-        args.workspace, args.question, web=args.web, max_retries=args.max_retries,
+        args.workspace,
+        args.question,
+        web=args.web,
+        max_retries=args.max_retries,
         on_event=on_event,
     )
     return finish(rec, args.json)
@@ -117,13 +122,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         "enable_ollama": status.enable_commands if status.mode == "offline" else [],
         "data_dir": str(bench.settings.data_dir),
         "workspaces": [
-            {"id": ws.id, "embed_model": ws.embed_model,
-             "documents": len(bench.documents(ws.id))}
+            {"id": ws.id, "embed_model": ws.embed_model, "documents": len(bench.documents(ws.id))}
             for ws in bench.registry.list_workspaces()
         ],
         "recent_runs": [
-            {"run_id": r.run_id, "workspace": r.workspace_id, "status": r.status,
-             "question": r.question}
+            {
+                "run_id": r.run_id,
+                "workspace": r.workspace_id,
+                "status": r.status,
+                "question": r.question,
+            }
             for r in runs
         ],
     }
@@ -149,8 +157,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise MasisError(f"eval {args.kind} is not available yet; try 'eval governance'.")
     if not args.cases:
         raise MasisError("eval governance needs --cases FILE")
-    report = run_governance(Path(args.cases), limit=args.limit, engine=args.engine,
-                            progress=None if args.json else sys.stderr)
+    report = run_governance(
+        Path(args.cases),
+        limit=args.limit,
+        engine=args.engine,
+        progress=None if args.json else sys.stderr,
+    )
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -191,8 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         return args.func(args)
     except MasisError as exc:

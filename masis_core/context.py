@@ -48,5 +48,5 @@ def emit(event: dict[str, Any]) -> None:
         from langgraph.config import get_stream_writer
 
         get_stream_writer()(event)
-    except Exception:  # noqa: S110 - outside a graph run there is nobody to tell
+    except Exception:
         pass

@@ -93,10 +93,20 @@ class RunStore:
             conn.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    rec.run_id, rec.workspace_id, rec.question, rec.engine, rec.status,
-                    rec.answer, json.dumps(rec.citations), rec.confidence,
-                    json.dumps(rec.hitl) if rec.hitl else None, json.dumps(rec.metrics),
-                    json.dumps(rec.trace), rec.error, rec.created_at, rec.updated_at,
+                    rec.run_id,
+                    rec.workspace_id,
+                    rec.question,
+                    rec.engine,
+                    rec.status,
+                    rec.answer,
+                    json.dumps(rec.citations),
+                    rec.confidence,
+                    json.dumps(rec.hitl) if rec.hitl else None,
+                    json.dumps(rec.metrics),
+                    json.dumps(rec.trace),
+                    rec.error,
+                    rec.created_at,
+                    rec.updated_at,
                 ),
             )
 

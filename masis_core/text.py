@@ -13,12 +13,58 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}(?:\s+[A-Z][a-zA-Z]{2,})*")
 
 # Words that ask rather than inform: never counted as content the answer must cover.
 QUESTION_WORDS = frozenset(
-    """what which who whom whose when where why how many much does did do is are was were
-    can could should would will tell explain describe list give name show find there any
-    according""".split()
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "many",
+        "much",
+        "does",
+        "did",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "tell",
+        "explain",
+        "describe",
+        "list",
+        "give",
+        "name",
+        "show",
+        "find",
+        "there",
+        "any",
+        "according",
+    ]
 )
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ness", "ings", "ing", "ies", "ied", "ed", "es",
-             "ly", "s")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
 
 
 def sentences(text: str) -> list[str]:

@@ -23,16 +23,63 @@ DUPLICATE_JACCARD = 0.6
 MIN_COVERAGE = 0.5
 
 NEGATIONS = frozenset(
-    """not no never none neither nor cannot can't won't isn't aren't wasn't weren't doesn't
-    didn't don't hasn't haven't hadn't without failed fails fail denied denies deny rejected
-    rejects refuted false unable lacks lack""".split()
+    [
+        "not",
+        "no",
+        "never",
+        "none",
+        "neither",
+        "nor",
+        "cannot",
+        "can't",
+        "won't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "doesn't",
+        "didn't",
+        "don't",
+        "hasn't",
+        "haven't",
+        "hadn't",
+        "without",
+        "failed",
+        "fails",
+        "fail",
+        "denied",
+        "denies",
+        "deny",
+        "rejected",
+        "rejects",
+        "refuted",
+        "false",
+        "unable",
+        "lacks",
+        "lack",
+    ]
 )
 ANTONYMS = [
-    ("increase", "decrease"), ("increased", "decreased"), ("rose", "fell"), ("rise", "fall"),
-    ("higher", "lower"), ("more", "less"), ("gain", "loss"), ("approved", "rejected"),
-    ("passed", "failed"), ("safe", "unsafe"), ("effective", "ineffective"), ("won", "lost"),
-    ("before", "after"), ("true", "false"), ("confirmed", "denied"), ("up", "down"),
-    ("above", "below"), ("profit", "loss"), ("growth", "decline"), ("allowed", "prohibited"),
+    ("increase", "decrease"),
+    ("increased", "decreased"),
+    ("rose", "fell"),
+    ("rise", "fall"),
+    ("higher", "lower"),
+    ("more", "less"),
+    ("gain", "loss"),
+    ("approved", "rejected"),
+    ("passed", "failed"),
+    ("safe", "unsafe"),
+    ("effective", "ineffective"),
+    ("won", "lost"),
+    ("before", "after"),
+    ("true", "false"),
+    ("confirmed", "denied"),
+    ("up", "down"),
+    ("above", "below"),
+    ("profit", "loss"),
+    ("growth", "decline"),
+    ("allowed", "prohibited"),
 ]
 
 
@@ -151,8 +198,11 @@ def find_conflicts(question: str, evidence: list[Evidence]) -> list[dict[str, An
             continue
         na, nb = numbers(a.text), numbers(b.text)
         reason = None
-        if na and nb and not (na & nb):
-            reason = f"different figures: {', '.join(sorted(na))} vs {', '.join(sorted(nb))}"
+        only_a, only_b = na - nb, nb - na
+        if only_a and only_b:
+            reason = (
+                f"different figures: {', '.join(sorted(only_a))} vs {', '.join(sorted(only_b))}"
+            )
         elif _polarity(a.text) != _polarity(b.text):
             reason = "one source affirms what the other negates"
         elif clash := _antonym_clash(a.text, b.text):

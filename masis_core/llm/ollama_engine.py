@@ -8,9 +8,7 @@ with a message saying what to run, and can be resumed.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
@@ -90,13 +88,15 @@ class OllamaEngine:
                 return parsed, calls
             if parsed is None and error is None:
                 error = "empty reply"
-            log.warning("malformed %s from the model (attempt %d): %s", schema.__name__,
-                        attempt + 1, error)
+            log.warning(
+                "malformed %s from the model (attempt %d): %s", schema.__name__, attempt + 1, error
+            )
             messages = [
                 *messages,
                 AIMessage(content=str(raw_text)[:4000]),
-                HumanMessage(content=prompts.REPAIR.format(error=str(error)[:500],
-                                                           raw=str(raw_text)[:2000])),
+                HumanMessage(
+                    content=prompts.REPAIR.format(error=str(error)[:500], raw=str(raw_text)[:2000])
+                ),
             ]
         raise MalformedOutput(
             f"{self.settings.chat_model} returned malformed {schema.__name__} twice "
@@ -116,8 +116,9 @@ class OllamaEngine:
         try:
             plan, calls = self._plan(question, web_enabled=False)
         except MalformedOutput as exc:
-            return StepResult([], error=f"query expansion failed, using the question: {exc}",
-                              calls=2)
+            return StepResult(
+                [], error=f"query expansion failed, using the question: {exc}", calls=2
+            )
         return StepResult([a[:300] for a in plan.alternatives][:2], calls=calls)
 
     def allocate(self, question: str, alternatives: list[str], web_enabled: bool) -> StepResult:
@@ -139,15 +140,19 @@ class OllamaEngine:
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult:
         messages = [
             SystemMessage(prompts.SYNTHESIZER_SYSTEM.format(strategy=strategy or "none given")),
-            HumanMessage(prompts.SYNTHESIZER_USER.format(question=question,
-                                                         evidence=number_evidence(evidence))),
+            HumanMessage(
+                prompts.SYNTHESIZER_USER.format(
+                    question=question, evidence=number_evidence(evidence)
+                )
+            ),
         ]
         try:
             draft, calls = self._structured(Draft, messages)
         except MalformedOutput as exc:
             fallback = self._fallback.synthesize(question, evidence, strategy)
-            return StepResult(fallback.value, error=f"{exc}; extractive answer used instead",
-                              calls=2)
+            return StepResult(
+                fallback.value, error=f"{exc}; extractive answer used instead", calls=2
+            )
         parts = [
             {"text": s.text.strip(), "citations": list(dict.fromkeys(s.citations))}
             for s in draft.sentences  # type: ignore[attr-defined]
@@ -159,15 +164,19 @@ class OllamaEngine:
     def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:
         messages = [
             SystemMessage(prompts.CRITIC_SYSTEM),
-            HumanMessage(prompts.CRITIC_USER.format(question=question, answer=answer,
-                                                    evidence=number_evidence(evidence))),
+            HumanMessage(
+                prompts.CRITIC_USER.format(
+                    question=question, answer=answer, evidence=number_evidence(evidence)
+                )
+            ),
         ]
         try:
             review, calls = self._structured(Review, messages)
         except (MalformedOutput, ValidationError) as exc:
             fallback = self._fallback.critique(question, answer, evidence)
-            return StepResult(fallback.value, error=f"{exc}; rule-based critic used instead",
-                              calls=2)
+            return StepResult(
+                fallback.value, error=f"{exc}; rule-based critic used instead", calls=2
+            )
         conflicts = []
         for c in review.conflicts:  # type: ignore[attr-defined]
             sources = [
@@ -176,8 +185,13 @@ class OllamaEngine:
                 if 1 <= n <= len(evidence)
             ]
             if len({s["doc_id"] for s in sources}) >= 2:
-                conflicts.append({"topic": c.topic, "reason": "the model found a disagreement",
-                                  "sources": sources})
+                conflicts.append(
+                    {
+                        "topic": c.topic,
+                        "reason": "the model found a disagreement",
+                        "sources": sources,
+                    }
+                )
         value = Critique(
             confidence=round(float(review.confidence), 3),  # type: ignore[attr-defined]
             unsupported_claims=list(review.unsupported_claims),  # type: ignore[attr-defined]
@@ -187,5 +201,3 @@ class OllamaEngine:
             recommend_retry=bool(review.recommend_retry),  # type: ignore[attr-defined]
         )
         return StepResult(value, calls=calls)
-
-

@@ -61,11 +61,14 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     if action == "rephrase":
         text = str(response["text"]).strip()
         entry["question"] = text
-        return {**_fresh_pass(question=text, retry_count=0, threshold_override=None),
-                "trace": [entry]}
+        return {
+            **_fresh_pass(question=text, retry_count=0, threshold_override=None),
+            "trace": [entry],
+        }
     if action == "retry_lower_threshold":
         current = threshold_for(
-            state["embed_model"], int(state.get("retry_count") or 0),
+            state["embed_model"],
+            int(state.get("retry_count") or 0),
             state.get("threshold_override"),
         )
         lowered = round(max(0.05, current - THRESHOLD_STEP), 3)

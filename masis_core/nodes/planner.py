@@ -44,7 +44,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         if focused != question:
             rag = [focused, *[q for q in rag if q != question]]
             augmented = True
-    web = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("web_queries") or []] if web_enabled else []
+    web = (
+        [q[:MAX_QUESTION_CHARS] for q in plan_value.get("web_queries") or []] if web_enabled else []
+    )
     errors = [e for e in (expansion.error, allocation.error) if e]
     plan: Plan = {
         "rag_queries": list(dict.fromkeys(rag)),

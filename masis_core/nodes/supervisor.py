@@ -66,8 +66,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
             "retry_count": retry_count + 1,
             "decision": "retry",
             "metrics": {"retry_reasons": [entry]},
-            "trace": [{**base, "decision": "retry", "retry_count": retry_count + 1,
-                       "reason": reason}],
+            "trace": [
+                {**base, "decision": "retry", "retry_count": retry_count + 1, "reason": reason}
+            ],
         }
     if has_conflicts:
         hitl = {
@@ -76,8 +77,11 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
             "options": ["choose_source", "accept", "rephrase", "cancel"],
             "details": {"conflicts": conflicts, "confidence": confidence},
         }
-        return {"hitl": hitl, "decision": "human_review",
-                "trace": [{**base, "decision": "HITL_triggered", "kind": "conflict"}]}
+        return {
+            "hitl": hitl,
+            "decision": "human_review",
+            "trace": [{**base, "decision": "HITL_triggered", "kind": "conflict"}],
+        }
     if quality_issue:
         hitl = {
             "kind": "low_confidence",
@@ -90,8 +94,11 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
                 "citation_violations": metrics.get("citation_violations", []),
             },
         }
-        return {"hitl": hitl, "decision": "human_review",
-                "trace": [{**base, "decision": "HITL_triggered", "kind": "low_confidence"}]}
+        return {
+            "hitl": hitl,
+            "decision": "human_review",
+            "trace": [{**base, "decision": "HITL_triggered", "kind": "low_confidence"}],
+        }
     return {
         "decision": "finalize",
         "status": "completed",

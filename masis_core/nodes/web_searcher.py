@@ -16,8 +16,15 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     if not queries or ctx.web_search is None:
         return {
             "web_evidence": [],
-            "trace": [{"node": "web_searcher", "skipped": True, "queries": 0, "results": 0,
-                       "duration_ms": 0}],
+            "trace": [
+                {
+                    "node": "web_searcher",
+                    "skipped": True,
+                    "queries": 0,
+                    "results": 0,
+                    "duration_ms": 0,
+                }
+            ],
         }
     emit({"node": "web_searcher", "status": f"searching the web ({len(queries)} queries)"})
     with timed() as t:

@@ -1,0 +1,252 @@
+"""The research graph end to end on real Chroma, SQLite checkpoints and LangGraph (offline)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import Ingestor
+from masis_core.context import RunContext
+from masis_core.llm.engine import OfflineEngine
+from masis_core.nodes import planner, researcher
+from masis_core.retrieval.store import Hit
+from masis_core.runs import Researcher
+from masis_core.services import Workbench
+from tests.pdfs import make_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PUMP = (
+    "The hydraulic pump must be inspected every 500 operating hours. During inspection the "
+    "technician checks the seals, the pressure relief valve and the oil level. A worn seal "
+    "causes pressure loss and must be replaced before the pump returns to service. The pump "
+    "operates at a nominal pressure of 210 bar and the relief valve opens at 230 bar. "
+    "Operators log each inspection in the maintenance ledger with the date and hours."
+)
+BOILER = (
+    "The steam boiler is descaled once a year by a certified contractor. Water hardness is "
+    "tested weekly and the feed water treatment is adjusted when hardness exceeds the limit. "
+    "Safety valves on the boiler are tested at every annual inspection and sealed afterwards. "
+    "The boiler room must be ventilated and kept free of stored materials at all times."
+)
+REVENUE_A = (
+    "Annual report of Northwind Traders. Northwind Traders reported total revenue of "
+    "42 million dollars for fiscal year 2023, driven by strong growth in its export segment "
+    "and new distribution contracts signed during the year with regional partners."
+)
+REVENUE_B = (
+    "Press summary about Northwind Traders. Northwind Traders reported total revenue of "
+    "37 million dollars for fiscal year 2023, driven by strong growth in its export segment "
+    "and new distribution contracts signed during the year with regional partners."
+)
+
+
+@pytest.fixture
+def workspace(bench: Workbench):
+    ws = bench.create_workspace("plant", "wordllama")
+    ingestor = Ingestor(bench)
+    pdf = make_pdf([BOILER, PUMP])  # the pump is on page 2
+    assert ingestor.ingest_bytes(ws, pdf, "plant-manual.pdf").status == "ingested"
+    return ws
+
+
+@pytest.fixture
+def research(bench: Workbench) -> Researcher:
+    return Researcher(bench)
+
+
+def ctx_config(bench: Workbench) -> dict:
+    return {"configurable": {"ctx": RunContext(bench, OfflineEngine())}}
+
+
+def test_cited_answer_with_right_pages(research: Researcher, workspace, bench) -> None:
+    rec = research.ask(workspace.id, "How often must the hydraulic pump be inspected?")
+    assert rec.status == "completed", rec.hitl
+    assert "500 operating hours" in rec.answer
+    assert rec.citations
+    stored = bench.store.get_chunks("wordllama", "plant", [c["chunk_id"] for c in rec.citations])
+    for c in rec.citations:
+        assert c["chunk_id"] in stored
+        assert c["filename"] == "plant-manual.pdf"
+    pump_cite = next(c for c in rec.citations if "500 operating hours" in c["text"])
+    assert pump_cite["page"] <= 2 <= pump_cite["page_end"]
+    assert "[1]" in rec.answer
+    nodes = [t["node"] for t in rec.trace]
+    assert nodes[:3] == ["supervisor", "planner", nodes[2]]
+    assert {"researcher", "web_searcher", "synthesizer", "critic", "evaluator"} <= set(nodes)
+    res = next(t for t in rec.trace if t["node"] == "researcher")
+    assert set(res) >= {
+        "chunks",
+        "filtered_out",
+        "avg_score",
+        "threshold_used",
+        "augmented_query_used",
+        "duration_ms",
+    }
+    assert research.store.get(rec.run_id).status == "completed"
+
+
+def test_off_topic_question_pauses_then_rephrase_completes(research, workspace) -> None:
+    rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
+    assert rec.status == "needs_human"
+    assert rec.hitl["kind"] == "no_evidence"
+    assert "rephras" in rec.hitl["message"].lower()
+    assert not any(t["node"] in ("critic", "evaluator") for t in rec.trace)
+    synth = next(t for t in rec.trace if t["node"] == "synthesizer")
+    assert synth.get("skipped") is True  # no model call after an empty retrieval
+
+    done = research.resume(
+        rec.run_id, {"action": "rephrase", "text": "How often is the hydraulic pump inspected?"}
+    )
+    assert done.status == "completed"
+    assert done.question == "How often is the hydraulic pump inspected?"
+    assert "500" in done.answer
+
+
+def test_empty_workspace_says_upload(research, bench) -> None:
+    bench.create_workspace("empty", "wordllama")
+    rec = research.ask("empty", "How often is the pump inspected?")
+    assert rec.hitl["kind"] == "no_evidence"
+    assert "Upload documents" in rec.hitl["message"]
+    assert rec.hitl["options"] == ["rephrase", "cancel"]
+
+
+def test_invalid_review_response_is_refused_and_the_run_stays_paused(research, workspace):
+    rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
+    with pytest.raises(Exception, match="not offered"):
+        research.resume(rec.run_id, {"action": "choose_source", "source": "x"})
+    assert research.store.get(rec.run_id).status == "needs_human"
+    cancelled = research.resume(rec.run_id, {"action": "cancel"})
+    assert cancelled.status == "cancelled"
+
+
+def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None:
+    ws = bench.create_workspace("finance", "wordllama")
+    ingestor = Ingestor(bench)
+    a = ingestor.ingest_bytes(ws, REVENUE_A.encode(), "annual-report.txt")
+    ingestor.ingest_bytes(ws, REVENUE_B.encode(), "press-summary.txt")
+    rec = research.ask(ws.id, "What total revenue did Northwind Traders report for 2023?")
+    assert rec.status == "needs_human"
+    assert rec.hitl["kind"] == "conflict"
+    reasons = rec.metrics["retry_reasons"]
+    assert [r["reason"] for r in reasons] == ["conflicting_evidence_attempting_resolution"] * 2
+    (conflict,) = rec.hitl["details"]["conflicts"]
+    assert {s["filename"] for s in conflict["sources"]} == {
+        "annual-report.txt",
+        "press-summary.txt",
+    }
+    assert "42" in conflict["reason"] and "37" in conflict["reason"]
+
+    done = research.resume(rec.run_id, {"action": "choose_source", "source": a.doc_id})
+    assert done.status == "completed"
+    assert {c["filename"] for c in done.citations} == {"annual-report.txt"}
+    assert "42 million" in done.answer
+
+
+def test_resume_in_a_new_process(research, workspace, settings) -> None:
+    rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
+    env = {**os.environ, "MASIS_DATA_DIR": str(settings.data_dir), "MASIS_PROVIDER": "offline"}
+    response = json.dumps({"action": "rephrase", "text": "When is the boiler descaled?"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "masis_core",
+            "resume",
+            rec.run_id,
+            "--response",
+            response,
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "completed"
+    assert "once a year" in out["answer"]
+    assert research.store.get(rec.run_id).status == "completed"
+
+
+# -- researcher behaviours against real Chroma -----------------------------------------------
+
+
+def researcher_state(ws_id: str, question: str, **kw) -> dict:
+    return {
+        "workspace_id": ws_id,
+        "embed_model": "wordllama",
+        "question": question,
+        "retry_count": 0,
+        "plan": {"rag_queries": [question]},
+        **kw,
+    }
+
+
+def test_limits_thresholds_and_trace_per_pass(bench, workspace) -> None:
+    cfg = ctx_config(bench)
+    first = researcher.node(researcher_state("plant", "pump inspection"), cfg)
+    retry = researcher.node(researcher_state("plant", "pump inspection", retry_count=1), cfg)
+    (t1,), (t2,) = first["trace"], retry["trace"]
+    assert (t1["limit"], t2["limit"]) == (10, 20)
+    assert (t1["threshold_used"], t2["threshold_used"]) == (0.27, 0.22)
+    assert researcher.clamp_limit(0) == 1 and researcher.clamp_limit(99) == 20
+    assert all(e["score"] >= 0.27 for e in first["evidence"])
+
+
+def test_dedup_keeps_the_best_score() -> None:
+    a1, a2 = Hit("a", "t", {}, 0.5), Hit("a", "t", {}, 0.8)
+    best = researcher.best_by_chunk([[a1, Hit("b", "u", {}, 0.4)], [a2]])
+    assert best["a"].score == 0.8
+    assert set(best) == {"a", "b"}
+
+
+def test_threshold_filters_and_counts(bench, workspace) -> None:
+    out = researcher.node(
+        researcher_state("plant", "pump inspection", threshold_override=0.99), ctx_config(bench)
+    )
+    assert out["evidence"] == []
+    assert out["trace"][0]["filtered_out"] >= 1
+    assert out["hitl"]["kind"] == "no_evidence"
+    assert "retry_lower_threshold" in out["hitl"]["options"]
+
+
+def test_workspace_filter_applies_to_retrieval(bench, workspace) -> None:
+    other = bench.create_workspace("other", "wordllama")
+    Ingestor(bench).ingest_bytes(other, ("pump inspection " * 60).encode(), "other.txt")
+    out = researcher.node(researcher_state("plant", "pump inspection"), ctx_config(bench))
+    assert out["evidence"]
+    assert {e["filename"] for e in out["evidence"]} == {"plant-manual.pdf"}
+
+
+def test_stub_chunks_are_dropped_unless_nothing_else_is_left(bench) -> None:
+    ws = bench.create_workspace("stubs", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Pump inspection every week.", "stub.txt")
+    out = researcher.node(researcher_state("stubs", "pump inspection"), ctx_config(bench))
+    (trace,) = out["trace"]
+    assert trace["quality_fallback"] is True  # a stub scores 0, but it is all there is
+    assert [e["quality"] for e in out["evidence"]] == [0.0]
+
+
+def test_planner_appends_critic_focus_on_retry(bench) -> None:
+    state = {
+        "question": "What is the pump pressure?",
+        "retry_count": 1,
+        "critique": {"unsupported_claims": ["relief valve"], "logical_gaps": ["units"]},
+    }
+    out = planner.node(state, ctx_config(bench))
+    assert out["plan"]["rag_queries"][0] == "What is the pump pressure? relief valve units"
+    assert out["plan"]["augmented"] is True
+    assert out["plan"]["web_queries"] == []
+    long_q = {"question": "pump " * 300, "retry_count": 0}
+    plan = planner.node(long_q, ctx_config(bench))["plan"]
+    assert all(len(q) <= 500 for q in plan["rag_queries"])
+    assert len(plan["rag_queries"]) <= 3
