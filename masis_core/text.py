@@ -69,8 +69,8 @@ _SUFFIXES = (
 
 def sentences(text: str) -> list[str]:
     parts = []
-    for block in re.split(r"\n\s*\n", text):
-        block = " ".join(block.split())
+    for raw in re.split(r"\n\s*\n", text):
+        block = " ".join(raw.split())
         parts.extend(s.strip() for s in _SENTENCE_SPLIT.split(block) if s.strip())
     return parts
 

@@ -98,7 +98,7 @@ def call_ollama(fn: Callable[[], T], *, host: str, model: str) -> T:
             f"Ollama at {host} refused the request for '{model}' "
             f"(HTTP {exc.status_code}): {_short(exc)}"
         ) from exc
-    except ConnectionError as exc:
+    except (ConnectionError, httpx.ConnectError) as exc:
         raise ProviderUnavailable(
             f"Ollama is not reachable at {host}. Start it with `ollama serve` "
             "or set OLLAMA_HOST to where it runs."

@@ -69,13 +69,12 @@ class OllamaEngine:
         self.settings = settings
         self.model = chat_model(settings)
         self._fallback = OfflineEngine()
+        self._plan_cache: dict[bool, StrategicPlan] = {}
 
     def _structured(self, schema: type[BaseModel], messages: list) -> tuple[BaseModel, int]:
         """One call, one repair attempt on malformed output; MalformedOutput after that."""
         runnable = self.model.with_structured_output(schema, method="json_schema", include_raw=True)
-        calls = 0
-        for attempt in range(2):
-            calls += 1
+        for calls in (1, 2):
             out = call_ollama(
                 lambda m=messages: runnable.invoke(m),
                 host=self.settings.ollama_host,
@@ -89,7 +88,7 @@ class OllamaEngine:
             if parsed is None and error is None:
                 error = "empty reply"
             log.warning(
-                "malformed %s from the model (attempt %d): %s", schema.__name__, attempt + 1, error
+                "malformed %s from the model (attempt %d): %s", schema.__name__, calls, error
             )
             messages = [
                 *messages,
@@ -110,6 +109,7 @@ class OllamaEngine:
             HumanMessage(prompts.PLANNER_USER.format(question=question[:500])),
         ]
         plan, calls = self._structured(StrategicPlan, messages)
+        self._plan_cache[web_enabled] = plan  # type: ignore[assignment]
         return plan, calls  # type: ignore[return-value]
 
     def expand(self, question: str) -> StepResult:
@@ -124,13 +124,19 @@ class OllamaEngine:
     def allocate(self, question: str, alternatives: list[str], web_enabled: bool) -> StepResult:
         base = default_allocation(question, alternatives, web_enabled)
         if not web_enabled:
+            # The expansion call already planned for the knowledge base alone: reuse it.
+            cached = self._plan_cache.get(False)
+            if cached is not None:
+                extra = [q[:500] for q in cached.rag_queries if q.strip()][:3]
+                base["rag_queries"] = list(dict.fromkeys([*base["rag_queries"], *extra]))
+                base["strategy"] = cached.strategy or base["strategy"]
             return StepResult(base)
         try:
             plan, calls = self._plan(question, web_enabled=True)
         except MalformedOutput as exc:
             return StepResult(base, error=f"allocation failed, using defaults: {exc}", calls=2)
         value = {
-            "rag_queries": [question, *plan.rag_queries, *alternatives] or base["rag_queries"],
+            "rag_queries": [question, *plan.rag_queries, *alternatives],
             "web_queries": plan.web_queries[:5],
             "strategy": plan.strategy or base["strategy"],
         }
