@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 
 from ingest.pipeline import FileReport, Ingestor, expand_paths
+from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
 from masis_core.services import Workbench
 
@@ -44,10 +44,7 @@ def totals(reports: list[FileReport]) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.verbose)
     try:
         bench = Workbench()
         ws = bench.open_workspace(args.workspace, args.embedder, create=True)

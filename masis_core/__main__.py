@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any
 
+from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
 from masis_core.runs import Researcher, RunRecord
 from masis_core.services import Workbench
@@ -203,10 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.verbose)
     try:
         return args.func(args)
     except MasisError as exc:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +12,7 @@ from masis_core.config import Settings
 from masis_core.services import Workbench
 from tests.conftest import FIXTURES
 from tests.pdfs import filler, make_pdf
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.proc import run_module
 
 
 @pytest.fixture
@@ -76,20 +72,8 @@ def test_embedder_mismatch_exits_2(
 
 
 def test_module_runs_as_a_real_process(tmp_path: Path, folder: Path) -> None:
-    env = {
-        **os.environ,
-        "MASIS_DATA_DIR": str(tmp_path / "proc-data"),
-        "MASIS_PROVIDER": "offline",
-        "OLLAMA_HOST": "http://127.0.0.1:9",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "ingest", "--workspace", "w1", str(folder / "sub"), "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    proc = run_module(
+        ["ingest", "--workspace", "w1", str(folder / "sub"), "--json"], tmp_path / "proc-data"
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files"][0]["status"] == "ingested"

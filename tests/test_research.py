@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +14,7 @@ from masis_core.retrieval.store import Hit
 from masis_core.runs import Researcher
 from masis_core.services import Workbench
 from tests.pdfs import make_pdf
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.proc import run_module
 
 PUMP = (
     "The hydraulic pump must be inspected every 500 operating hours. During inspection the "
@@ -150,25 +145,9 @@ def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None
 
 def test_resume_in_a_new_process(research, workspace, settings) -> None:
     rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
-    env = {**os.environ, "MASIS_DATA_DIR": str(settings.data_dir), "MASIS_PROVIDER": "offline"}
     response = json.dumps({"action": "rephrase", "text": "When is the boiler descaled?"})
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "masis_core",
-            "resume",
-            rec.run_id,
-            "--response",
-            response,
-            "--json",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    proc = run_module(
+        ["masis_core", "resume", rec.run_id, "--response", response, "--json"], settings.data_dir
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

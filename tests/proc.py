@@ -1,0 +1,28 @@
+"""Run one of the project's command lines as a real process on a given data dir."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_module(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "MASIS_DATA_DIR": str(data_dir),
+        "MASIS_PROVIDER": "offline",
+        "OLLAMA_HOST": "http://127.0.0.1:9",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
