@@ -6,7 +6,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,8 +73,22 @@ class Document:
     created_at: str
 
 
+@contextmanager
+def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
+    """One short-lived connection, committed on success, so threads never share one."""
+    conn = sqlite3.connect(db_path, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA journal_mode = WAL")
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
 class Registry:
-    """Thin SQLite access; one short-lived connection per call so threads never share one."""
+    """Workspaces and documents in SQLite (the same file as runs and checkpoints)."""
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
@@ -82,17 +96,8 @@ class Registry:
         with self._conn() as conn:
             conn.executescript(SCHEMA)
 
-    @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.db_path, timeout=30)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        try:
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connect(self.db_path)
 
     # -- workspaces ---------------------------------------------------------------------
     def create_workspace(self, name: str, embed_model: str) -> Workspace:

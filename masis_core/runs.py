@@ -6,19 +6,19 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from langgraph.types import Command
 
 from masis_core.context import RunContext
-from masis_core.errors import MasisError, ProviderError, WorkspaceError
+from masis_core.errors import MasisError, WorkspaceError
 from masis_core.graph import compile_graph
 from masis_core.llm.engine import Engine, OfflineEngine
 from masis_core.nodes.human_review import InvalidResponse
-from masis_core.registry import now_iso
+from masis_core.registry import connect, now_iso
 from masis_core.services import Workbench
 
 log = logging.getLogger(__name__)
@@ -76,15 +76,8 @@ class RunStore:
         with self._conn() as conn:
             conn.executescript(RUNS_SCHEMA)
 
-    @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.db_path, timeout=30)
-        conn.row_factory = sqlite3.Row
-        try:
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connect(self.db_path)
 
     def save(self, rec: RunRecord) -> None:
         rec.updated_at = now_iso()
@@ -230,9 +223,7 @@ class Researcher:
                         continue
                     for entry in update.get("trace") or []:
                         on_event("node", entry)
-        except (ProviderError, InvalidResponse) as exc:
-            rec.status, rec.error = "failed", str(exc)
-        except MasisError as exc:
+        except (MasisError, InvalidResponse) as exc:
             rec.status, rec.error = "failed", str(exc)
         except Exception as exc:
             log.exception("run %s failed", rec.run_id)

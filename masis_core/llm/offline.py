@@ -215,13 +215,13 @@ def find_conflicts(question: str, evidence: list[Evidence]) -> list[dict[str, An
             {
                 "topic": " ".join(sorted(shared))[:120],
                 "reason": reason,
-                "sources": [_source(ea, a.text), _source(eb, b.text)],
+                "sources": [source_ref(ea, a.text), source_ref(eb, b.text)],
             }
         )
     return conflicts
 
 
-def _source(ev: Evidence, text: str) -> dict[str, Any]:
+def source_ref(ev: Evidence, text: str) -> dict[str, Any]:
     return {
         "doc_id": ev.get("doc_id") or ev.get("url", ""),
         "filename": ev.get("filename") or ev.get("url", ""),

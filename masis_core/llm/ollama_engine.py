@@ -186,7 +186,7 @@ class OllamaEngine:
         conflicts = []
         for c in review.conflicts:  # type: ignore[attr-defined]
             sources = [
-                offline._source(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
+                offline.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
                 for n in c.sources
                 if 1 <= n <= len(evidence)
             ]
