@@ -17,5 +17,8 @@ st.set_page_config(page_title="MASIS Workbench", page_icon="🔎", layout="wide"
 st.navigation(
     [
         st.Page("pages/library.py", title="Library", icon="📚", default=True),
+        st.Page("pages/research.py", title="Research", icon="🔎"),
+        st.Page("pages/inspector.py", title="Inspector", icon="📊"),
+        st.Page("pages/runs.py", title="Runs", icon="🗂️"),
     ]
 ).run()

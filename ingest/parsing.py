@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -135,3 +137,32 @@ def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
     if lower.endswith(TEXT_SUFFIXES):
         return parse_text(data)
     raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")
+
+
+def render_pdf_page(path: Path, page_number: int, width_px: int = 900) -> bytes | None:
+    """One page of a stored original as PNG, for the citation preview.
+
+    ``None`` when the file is not a PDF (a text note has no page image) or the page does not
+    exist; a preview must never break the answer it illustrates.
+    """
+    try:
+        with path.open("rb") as fh:
+            if b"%PDF-" not in fh.read(1024):
+                return None
+        pdf = pdfium.PdfDocument(str(path))
+    except (OSError, pdfium.PdfiumError):
+        return None
+    try:
+        if not 1 <= page_number <= len(pdf):
+            return None
+        page = pdf[page_number - 1]
+        try:
+            scale = width_px / max(1.0, page.get_width())
+            image = page.render(scale=scale).to_pil()
+        finally:
+            page.close()
+    finally:
+        pdf.close()
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()

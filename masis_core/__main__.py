@@ -20,9 +20,11 @@ from masis_core.services import Workbench
 def node_line(entry: dict[str, Any]) -> str:
     """The seeds' console trace: one line per node as it finishes."""
     node = entry.get("node", "?")
-    skip = {"node", "scores_kept", "scores_filtered", "alternatives", "strategy"}
+    skip = {"node", "alternatives", "strategy"}
     fields = " ".join(
-        f"{k}={v}" for k, v in entry.items() if k not in skip and v not in (None, [], "")
+        f"{k}={v}"
+        for k, v in entry.items()
+        if k not in skip and not k.startswith("scores_") and v not in (None, [], "")
     )
     return f"[{node:>12}] {fields}"
 

@@ -108,12 +108,21 @@ class RunStore:
             row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return _record(row) if row else None
 
-    def list(self, workspace_id: str | None = None, limit: int = 200) -> list[RunRecord]:
-        sql, args = "SELECT * FROM runs", ()
-        if workspace_id:
-            sql, args = sql + " WHERE workspace_id = ?", (workspace_id,)
+    def list(
+        self, workspace_id: str | None = None, limit: int = 200, status: str | None = None
+    ) -> list[RunRecord]:
+        """Newest first, filtered in the query (a workspace never reads another's runs)."""
+        clauses, args = [], []
+        for column, value in (("workspace_id", workspace_id), ("status", status)):
+            if value:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._conn() as conn:
-            rows = conn.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit))
+            rows = conn.execute(
+                f"SELECT * FROM runs{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (*args, limit),
+            )
             return [_record(r) for r in rows.fetchall()]
 
 

@@ -37,6 +37,14 @@ class Workbench:
     def provider_status(self, status: OllamaStatus | None = None) -> ProviderStatus:
         return resolve_provider(self.settings, status)
 
+    def web_status(self) -> tuple[bool, str]:
+        """Whether web search can run, and the sentence the UI and CLI show when it cannot."""
+        if self.settings.tavily_api_key is None:
+            return False, (
+                "Web search needs a Tavily API key: set TAVILY_API_KEY and restart the workbench."
+            )
+        return True, "Web search through Tavily is available."
+
     def embedder(self, name: str) -> Embedder:
         name = canonical_name(name)
         with self._lock:

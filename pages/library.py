@@ -8,6 +8,7 @@ import streamlit as st
 from ingest.pipeline import Ingestor
 from masis_core.ui.resources import workbench
 from masis_core.ui.sidebar import render_sidebar
+from masis_core.ui.views import ingest_progress
 
 ws = render_sidebar()
 st.title("📚 Library")
@@ -29,11 +30,18 @@ with st.form("upload", clear_on_submit=True):
 if submitted and files:
     ingestor = Ingestor(bench)
     reports = []
-    overall = st.progress(0.0, text="Starting…")
-    for n, upload in enumerate(files):
-        overall.progress(n / len(files), text=f"{upload.name} ({n + 1}/{len(files)})")
-        reports.append(ingestor.ingest_bytes(ws, upload.getvalue(), upload.name))
-    overall.progress(1.0, text="Done")
+    for n, upload in enumerate(files, start=1):
+        with st.status(f"{upload.name} ({n}/{len(files)})", expanded=False) as box:
+            bar = st.progress(0.0, text="waiting")
+            report = ingestor.ingest_bytes(
+                ws, upload.getvalue(), upload.name, progress=ingest_progress(bar)
+            )
+            bar.progress(1.0, text=report.line())
+            box.update(
+                label=f"{upload.name}: {report.status}",
+                state="error" if report.status == "failed" else "complete",
+            )
+        reports.append(report)
     st.session_state["last_ingest"] = [r.to_json() for r in reports]
 
 if st.session_state.get("last_ingest"):

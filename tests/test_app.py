@@ -1,33 +1,70 @@
-"""The Streamlit app through AppTest, on a real data dir."""
+"""Every page of the Streamlit app through AppTest, on a real data dir (offline mode)."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
+from masis_core.config import Settings
+from masis_core.runs import Researcher
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
+from tests.test_research import BOILER, PUMP, REVENUE_A, REVENUE_B
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+OFF_TOPIC = "What is the capital city of Mongolia and its population?"
 
 
-@pytest.fixture
-def app(bench: Workbench) -> AppTest:
-    # The cached factories live per process; start each test from its own data dir.
+def fresh_app() -> AppTest:
+    """A new AppTest with empty caches: the same as a restarted server on the same data."""
     import streamlit as st
 
     st.cache_resource.clear()
     st.cache_data.clear()
-    return AppTest.from_file(APP, default_timeout=60)
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+@pytest.fixture
+def app(bench: Workbench) -> AppTest:
+    return fresh_app()
+
+
+@pytest.fixture
+def plant(bench: Workbench):
+    ws = bench.create_workspace("plant", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant.pdf").status == (
+        "ingested"
+    )
+    return ws
 
 
 def sidebar_text(at: AppTest) -> str:
     return " ".join(str(e.value) for e in [*at.sidebar.markdown, *at.sidebar.caption, *at.info])
 
 
+def labels(at: AppTest) -> list[str]:
+    return [s.label for s in at.status]
+
+
+def by_key_prefix(elements, prefix: str):
+    (match,) = [e for e in elements if (e.key or "").startswith(prefix)]
+    return match
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.switch_page("pages/research.py").run()
+    at.text_area[0].input(question)
+    at.button(key="FormSubmitter:ask-Ask").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+# -- sidebar and library ----------------------------------------------------------------------
 def test_fresh_start_shows_offline_mode_and_how_to_switch(app: AppTest) -> None:
     at = app.run()
     assert not at.exception
@@ -56,3 +93,155 @@ def test_lists_workspaces_and_their_documents(app: AppTest, bench: Workbench) ->
     assert any("pump-manual.pdf" in m.value for m in at.markdown)
     at.sidebar.selectbox[0].select_index(1).run()
     assert not any("pump-manual.pdf" in m.value for m in at.markdown)
+
+
+def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, bench) -> None:
+    bench.create_workspace("demo", "wordllama")
+    at = app.run()
+    at.file_uploader[0].set_value(
+        [
+            ("pump.pdf", make_pdf([filler("pump", 300), filler("valve", 300)]), "application/pdf"),
+            ("broken.pdf", b"%PDF-1.7 this is not really a pdf", "application/pdf"),
+            ("notes.md", b"# Notes\n\n" + filler("boiler", 120).encode(), "text/markdown"),
+        ]
+    )
+    at.button(key="FormSubmitter:upload-Ingest").click().run()
+    assert not at.exception
+    status = dict(zip(labels(at), [s.state for s in at.status], strict=True))
+    assert status["pump.pdf: ingested"] == "complete"
+    assert status["broken.pdf: failed"] == "error"
+    table = at.dataframe[0].value.set_index("file")
+    assert table.loc["pump.pdf", "pages"] == 2
+    assert table.loc["pump.pdf", "chunks"] >= 2
+    assert table.loc["broken.pdf", "status"] == "failed"
+    assert table.loc["broken.pdf", "error"].startswith("corrupt")
+    assert table.loc["notes.md", "status"] == "ingested"
+    docs = {d.filename: d for d in bench.documents("demo")}
+    assert set(docs) == {"pump.pdf", "notes.md"}
+
+    at.button(key=f"del-{docs['pump.pdf'].doc_id}").click().run()
+    assert [d.filename for d in bench.documents("demo")] == ["notes.md"]
+    assert bench.store.count("wordllama", "demo") == docs["notes.md"].chunks
+
+
+# -- research ---------------------------------------------------------------------------------
+def test_offline_run_renders_node_panels_and_a_cited_answer(app: AppTest, plant) -> None:
+    at = ask(app.run(), "How often must the hydraulic pump be inspected?")
+    panels = labels(at)
+    for node in ("supervisor", "planner", "researcher", "synthesizer", "critic", "evaluator"):
+        assert any(node in p for p in panels), (node, panels)
+    researcher_panel = next(p for p in panels if "researcher" in p)
+    assert "kept" in researcher_panel and "threshold 0.27" in researcher_panel
+    answer = next(m.value for m in at.markdown if "500 operating hours" in m.value)
+    assert "[1]" in answer
+    source = next(e for e in at.main.expander if e.label.startswith("[1]"))
+    assert source.label.startswith("[1] plant.pdf, page")
+    assert any("hydraulic pump" in m.value for m in source.markdown)
+    assert not at.get("image")  # the page image only on request
+    at.toggle(key=f"page-{at.query_params['run']}-1").set_value(True).run()
+    assert not at.exception
+    assert at.get("image"), "the cited PDF page is rendered"
+    confidence = next(m for m in at.metric if m.label == "Confidence")
+    assert confidence.value.endswith("%")
+
+
+def test_web_toggle_is_disabled_without_a_key(app: AppTest, plant) -> None:
+    at = app.run().switch_page("pages/research.py").run()
+    assert at.toggle[0].disabled
+    assert any("TAVILY_API_KEY" in c.value for c in at.caption)
+
+
+def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
+    at = ask(app.run(), OFF_TOPIC)
+    run_id = at.query_params["run"]
+    assert Researcher(bench).store.get(run_id).status == "needs_human"
+    assert any("No qualifying evidence" in m.value for m in at.markdown)
+    action = by_key_prefix(at.radio, "review-action")
+    assert action.options == [
+        "Rephrase the question",
+        "Retry with a lower similarity threshold",
+        "Cancel this run",
+    ]
+    action.set_value("rephrase").run()
+    by_key_prefix(at.text_input, "review-text").input("When does the pump relief valve open?")
+    by_key_prefix(at.button, "review-submit").click().run()
+    assert not at.exception, at.exception
+    rec = Researcher(bench).store.get(run_id)
+    assert rec.status == "completed"
+    assert at.query_params["run"] == run_id  # the same run, continued
+    panels = labels(at)
+    review = next(i for i, p in enumerate(panels) if "human_review" in p)
+    assert any("evaluator" in p for p in panels[review:])  # the trace continues below
+    assert any("230 bar" in m.value for m in at.markdown)
+    assert not [r for r in at.radio if (r.key or "").startswith("review-action")]
+
+
+def test_paused_run_survives_a_restart_and_is_resumable(bench, plant) -> None:
+    paused = Researcher(bench).ask(plant.id, OFF_TOPIC)
+    assert paused.status == "needs_human"
+    at = fresh_app().run().switch_page("pages/research.py").run()  # a new server process
+    at.button(key=f"open-{paused.run_id}").click().run()
+    assert at.query_params["run"] == paused.run_id
+    by_key_prefix(at.radio, "review-action").set_value("cancel").run()
+    by_key_prefix(at.button, "review-submit").click().run()
+    assert not at.exception
+    assert Researcher(bench).store.get(paused.run_id).status == "cancelled"
+    assert not [b for b in at.button if (b.key or "").startswith("open-")]
+
+
+def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(app, bench):
+    ws = bench.create_workspace("finance", "wordllama")
+    ingestor = Ingestor(bench)
+    a = ingestor.ingest_bytes(ws, REVENUE_A.encode(), "annual-report.txt")
+    ingestor.ingest_bytes(ws, REVENUE_B.encode(), "press-summary.txt")
+    at = ask(app.run(), "What total revenue did Northwind Traders report for 2023?")
+    assert any("Your sources disagree" in m.value for m in at.markdown)
+    by_key_prefix(at.radio, "review-action").set_value("choose_source").run()
+    source = by_key_prefix(at.radio, "review-source")
+    assert source.options == ["annual-report.txt (page 1)", "press-summary.txt (page 1)"]
+    shown = " ".join(m.value for m in at.markdown)
+    assert "42 million" in shown and "37 million" in shown
+    source.set_value(a.doc_id).run()
+    by_key_prefix(at.button, "review-submit").click().run()
+    assert not at.exception
+    rec = Researcher(bench).store.get(at.query_params["run"])
+    assert rec.status == "completed"
+    assert {c["filename"] for c in rec.citations} == {"annual-report.txt"}
+    assert any("42 million" in m.value for m in at.markdown)
+
+
+# -- inspector and runs -----------------------------------------------------------------------
+def test_inspector_draws_scores_threshold_and_latency(app: AppTest, plant, bench) -> None:
+    research = Researcher(bench)
+    research.ask(plant.id, "How often must the hydraulic pump be inspected?")
+    research.ask(plant.id, OFF_TOPIC)
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    # one histogram for the latest run's pass, kept/filtered counts, latency, workspace-wide
+    assert len(charts) == 4
+    figures = [c.proto.spec for c in charts]
+    assert any('"threshold 0.27"' in f for f in figures)
+    table = at.dataframe[0].value
+    assert list(table["filtered_out"]) == [1] and list(table["kept"]) == [0]
+    assert any("2 runs" in c.value or "candidates" in c.value for c in at.caption)
+
+
+def test_runs_page_lists_history_and_exports_markdown(app: AppTest, plant, bench) -> None:
+    rec = Researcher(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    at = app.run().switch_page("pages/runs.py").run()
+    assert not at.exception
+    history = at.dataframe[0].value
+    assert list(history["run_id"]) == [rec.run_id]
+    assert list(history["status"]) == ["completed"]
+    export = at.get("download_button")
+    assert len(export) == 1
+    assert any("500 operating hours" in m.value for m in at.markdown)
+
+
+# -- configuration ----------------------------------------------------------------------------
+def test_streamlit_config_matches_settings_and_sends_nothing_out() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == Settings.model_fields["max_upload_mb"].default
+    assert config["server"]["headless"] is True
+    assert config["browser"]["gatherUsageStats"] is False

@@ -95,6 +95,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         "augmented_query_used": bool(plan.get("augmented")),
         "scores_kept": [round(h.score, 4) for h, _ in chosen],
         "scores_filtered": [round(h.score, 4) for h in ranked if h.score < threshold],
+        "scores_low_quality": []
+        if quality_fallback
+        else [round(h.score, 4) for h, q in scored if q < QUALITY_THRESHOLD],
         "duration_ms": t["ms"],
     }
     metrics = {

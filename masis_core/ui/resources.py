@@ -1,11 +1,13 @@
-"""Streamlit resource factories: one Workbench per server process, a cached provider probe."""
+"""Streamlit resource factories: one Workbench and one compiled graph per server process."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from ingest.parsing import render_pdf_page
 from masis_core.config import get_settings
 from masis_core.providers import ProviderStatus
+from masis_core.runs import Researcher
 from masis_core.services import Workbench
 
 PROBE_TTL_S = 30
@@ -16,7 +18,19 @@ def workbench() -> Workbench:
     return Workbench(get_settings())
 
 
+@st.cache_resource(show_spinner=False)
+def researcher() -> Researcher:
+    """The compiled graph and its SQLite checkpointer, shared by every browser session."""
+    return Researcher(workbench())
+
+
 @st.cache_data(ttl=PROBE_TTL_S, show_spinner=False)
 def provider_status() -> ProviderStatus:
     """Probing Ollama costs up to a second; once per half-minute is enough for a badge."""
     return workbench().provider_status()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def page_image(doc_id: str, page: int) -> bytes | None:
+    """A cited page as PNG; cached because an analyst flips between the same few pages."""
+    return render_pdf_page(workbench().file_path(doc_id), page)

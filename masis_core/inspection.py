@@ -1,0 +1,122 @@
+"""Tables the retrieval inspector draws, derived from stored runs' traces.
+
+Kept free of Streamlit and plotly so the numbers an analyst judges the threshold by are tested
+on their own. A *pass* is one researcher step of a run, numbered from 1 in order (a retry or a
+rephrase after review starts a new pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from masis_core.runs import RunRecord
+
+# Why a candidate chunk ended where it did, keyed by the researcher's trace field.
+OUTCOMES = {
+    "scores_kept": "kept",
+    "scores_filtered": "below threshold",
+    "scores_low_quality": "low content quality",
+}
+SCORE_COLUMNS = ["run_id", "pass", "retry_count", "score", "outcome", "threshold"]
+
+
+def researcher_entries(trace: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in trace if e.get("node") == "researcher"]
+
+
+def score_rows(rec: RunRecord) -> pd.DataFrame:
+    """One row per candidate chunk per pass: its score and what the threshold did with it."""
+    rows = []
+    for n, entry in enumerate(researcher_entries(rec.trace), start=1):
+        for field, outcome in OUTCOMES.items():
+            rows.extend(
+                {
+                    "run_id": rec.run_id,
+                    "pass": n,
+                    "retry_count": entry.get("retry_count", 0),
+                    "score": float(score),
+                    "outcome": outcome,
+                    "threshold": entry.get("threshold_used"),
+                }
+                for score in entry.get(field) or []
+            )
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+
+
+def pass_summary(rec: RunRecord) -> pd.DataFrame:
+    """Kept vs filtered per pass, with the threshold and query settings of that pass."""
+    rows = [
+        {
+            "pass": n,
+            "retry_count": e.get("retry_count", 0),
+            "queries": e.get("queries"),
+            "limit": e.get("limit"),
+            "threshold": e.get("threshold_used"),
+            "kept": e.get("chunks", 0),
+            "filtered_out": e.get("filtered_out", 0),
+            "low_quality": e.get("low_quality_dropped", 0),
+            "avg_score": e.get("avg_score"),
+            "augmented_query": bool(e.get("augmented_query_used")),
+            "duration_ms": e.get("duration_ms"),
+        }
+        for n, e in enumerate(researcher_entries(rec.trace), start=1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def node_latency(rec: RunRecord) -> pd.DataFrame:
+    """Milliseconds per node step, in run order, and totals per node."""
+    rows = [
+        {"step": i, "node": e.get("node", "?"), "duration_ms": int(e.get("duration_ms") or 0)}
+        for i, e in enumerate(rec.trace, start=1)
+        if "duration_ms" in e
+    ]
+    return pd.DataFrame(rows, columns=["step", "node", "duration_ms"])
+
+
+def retry_reasons(rec: RunRecord) -> pd.DataFrame:
+    return pd.DataFrame(
+        rec.metrics.get("retry_reasons") or [],
+        columns=["iteration", "reason", "confidence", "citation_issue", "hallucination"],
+    )
+
+
+def workspace_scores(runs: Iterable[RunRecord]) -> pd.DataFrame:
+    """Every candidate score of every run in a workspace: the distribution behind a threshold."""
+    frames = [f for f in (score_rows(r) for r in runs) if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=SCORE_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
+    """The runs page's history table."""
+    rows = [
+        {
+            "run_id": r.run_id,
+            "created": r.created_at,
+            "status": r.status,
+            "question": r.question,
+            "engine": r.engine,
+            "confidence": None if r.confidence is None else round(r.confidence * 100),
+            "citations": len(r.citations),
+            "retries": len(r.metrics.get("retry_reasons") or []),
+            "review": (r.hitl or {}).get("kind"),
+        }
+        for r in runs
+    ]
+    columns = [
+        "run_id",
+        "created",
+        "status",
+        "question",
+        "engine",
+        "confidence",
+        "citations",
+        "retries",
+        "review",
+    ]
+    return pd.DataFrame(rows, columns=columns)

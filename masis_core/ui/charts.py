@@ -1,0 +1,59 @@
+"""Plotly figures for the inspector, built from ``masis_core.inspection`` tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+OUTCOME_COLORS = {
+    "kept": "#2e7d32",
+    "below threshold": "#c62828",
+    "low content quality": "#f9a825",
+}
+
+
+def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -> go.Figure:
+    """Candidate scores coloured by what happened to them, with the threshold as a line."""
+    fig = px.histogram(
+        scores,
+        x="score",
+        color="outcome",
+        nbins=30,
+        barmode="stack",
+        color_discrete_map=OUTCOME_COLORS,
+        title=title,
+        range_x=[min(0.0, float(scores["score"].min()) if len(scores) else 0.0), 1.0],
+    )
+    if threshold is not None:
+        fig.add_vline(
+            x=float(threshold),
+            line_dash="dash",
+            line_color="black",
+            annotation_text=f"threshold {threshold}",
+            annotation_position="top",
+        )
+    fig.update_layout(height=300, margin={"t": 50, "b": 30}, legend_title_text="")
+    return fig
+
+
+def pass_counts(summary: pd.DataFrame) -> go.Figure:
+    long = summary.melt(
+        id_vars="pass", value_vars=["kept", "filtered_out", "low_quality"], var_name="outcome"
+    )
+    fig = px.bar(long, x="pass", y="value", color="outcome", barmode="group", title="Per pass")
+    fig.update_layout(height=300, margin={"t": 50, "b": 30}, xaxis={"dtick": 1}, yaxis_title="")
+    return fig
+
+
+def latency(steps: pd.DataFrame) -> go.Figure:
+    per_node = steps.groupby("node", as_index=False)["duration_ms"].sum()
+    fig = px.bar(
+        per_node.sort_values("duration_ms"),
+        x="duration_ms",
+        y="node",
+        orientation="h",
+        title="Time per node (ms, all passes)",
+    )
+    fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis_title="")
+    return fig

@@ -1,0 +1,257 @@
+"""Drawing a run: per-node trace panels, the cited answer, and the inline review form.
+
+Shared by the research and runs pages. Everything here renders what ``masis_core.runs`` returns;
+no retrieval or routing happens in the UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from masis_core.registry import Workspace
+from masis_core.reports import citation_source
+from masis_core.runs import RunRecord
+from masis_core.ui.resources import page_image
+
+NODE_ICONS = {
+    "supervisor": "🧭",
+    "planner": "🗺️",
+    "researcher": "🔎",
+    "web_searcher": "🌐",
+    "synthesizer": "✍️",
+    "critic": "🧐",
+    "evaluator": "✅",
+    "human_review": "🙋",
+}
+ACTION_LABELS = {
+    "rephrase": "Rephrase the question",
+    "retry_lower_threshold": "Retry with a lower similarity threshold",
+    "choose_source": "Prefer one of the conflicting sources",
+    "accept": "Accept the answer as it is",
+    "cancel": "Cancel this run",
+}
+REVIEW_TITLES = {
+    "no_evidence": "No qualifying evidence",
+    "conflict": "Your sources disagree",
+    "low_confidence": "Low confidence",
+}
+# Fields shown as metrics in a panel's header row; everything else goes into the detail table.
+HEADLINE = (
+    "chunks",
+    "filtered_out",
+    "threshold_used",
+    "avg_score",
+    "confidence",
+    "citations",
+    "results",
+    "duration_ms",
+)
+
+
+def ingest_progress(bar: Any) -> Callable[[str, int, int], None]:
+    """Adapt the ingest pipeline's (stage, done, total) callback to a progress bar."""
+
+    def update(stage: str, done: int, total: int) -> None:
+        bar.progress(min(1.0, done / total) if total else 0.0, text=f"{stage} {done}/{total}")
+
+    return update
+
+
+def panel_label(entry: dict[str, Any]) -> str:
+    """One line that says what the node did, so a collapsed panel is already informative."""
+    node = entry.get("node", "?")
+    parts = [f"{NODE_ICONS.get(node, '•')} {node}"]
+    if node == "supervisor":
+        parts.append(str(entry.get("decision", "")))
+        if entry.get("reason"):
+            parts.append(str(entry["reason"]))
+    elif node == "planner":
+        parts.append(
+            f"{entry.get('rag_queries', 0)} KB / {entry.get('web_queries', 0)} web queries"
+        )
+    elif node == "researcher":
+        parts.append(
+            f"{entry.get('chunks', 0)} kept, {entry.get('filtered_out', 0)} under "
+            f"threshold {entry.get('threshold_used')}"
+        )
+    elif node == "web_searcher":
+        parts.append("skipped" if entry.get("skipped") else f"{entry.get('results', 0)} results")
+    elif node == "synthesizer":
+        parts.append(
+            "skipped" if entry.get("skipped") else f"{entry.get('sentences', 0)} cited sentences"
+        )
+    elif node == "critic" and entry.get("confidence") is not None:
+        parts.append(f"confidence {round(float(entry['confidence']) * 100)}%")
+    elif node == "evaluator":
+        parts.append(
+            f"{entry.get('citations', 0)} citations, "
+            f"{len(entry.get('citation_violations') or [])} removed, "
+            f"{entry.get('flagged', 0)} flagged"
+        )
+    elif node == "human_review":
+        parts.append(f"{entry.get('kind')} → {entry.get('action')}")
+    if "duration_ms" in entry:
+        parts.append(f"{entry['duration_ms']} ms")
+    return " · ".join(p for p in parts if p)
+
+
+def node_panel(entry: dict[str, Any]) -> None:
+    failed = bool(entry.get("error")) or entry.get("warning") == "no_qualifying_evidence"
+    with st.status(panel_label(entry), state="error" if failed else "complete", expanded=False):
+        heads = [(k, entry[k]) for k in HEADLINE if entry.get(k) is not None]
+        if heads:
+            for col, (key, value) in zip(st.columns(len(heads)), heads, strict=True):
+                col.metric(key.replace("_", " "), value)
+        if entry.get("error"):
+            st.error(entry["error"])
+        if entry.get("reason"):
+            st.caption(f"Retry reason: {entry['reason']}")
+        if entry.get("alternatives"):
+            st.caption("Alternative phrasings: " + " | ".join(entry["alternatives"]))
+        if entry.get("strategy"):
+            st.caption(f"Strategy: {entry['strategy']}")
+        rest = {k: v for k, v in entry.items() if k not in (*HEADLINE, "node", "alternatives")}
+        if rest:
+            st.json(rest, expanded=False)
+
+
+def render_trace(trace: list[dict[str, Any]]) -> None:
+    for entry in trace:
+        node_panel(entry)
+
+
+class LiveTrace:
+    """``on_event`` for ``Researcher.ask/resume``: a panel per node the moment it finishes."""
+
+    def __init__(self) -> None:
+        self.box = st.container()
+        self.progress = st.empty()
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "node":
+            with self.box:
+                node_panel(payload)
+        elif kind == "progress":
+            self.progress.caption(f"⏳ {payload.get('node')}: {payload.get('status', '')}")
+
+    def done(self) -> None:
+        self.progress.empty()
+
+
+def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
+    with st.expander(f"[{c['n']}] {citation_source(c)}"):
+        if c.get("url"):
+            st.markdown(f"[{c['url']}]({c['url']})")
+        st.markdown("> " + (c.get("text") or "").replace("\n", "\n> "))
+        if c.get("score") is not None:
+            st.caption(f"retrieval score {float(c['score']):.3f} · chunk `{c.get('chunk_id')}`")
+        if c.get("doc_id") and not c.get("url") and st.toggle("Show the page", key=key):
+            png = page_image(c["doc_id"], int(c.get("page") or 1))
+            if png is None:
+                st.info("No page image: the source is not a PDF or its original is gone.")
+            else:
+                st.image(png, caption=f"{c.get('filename')}, page {c.get('page')}")
+
+
+def render_answer(rec: RunRecord, ws: Workspace) -> None:
+    if not rec.answer:
+        return
+    st.subheader("Answer")
+    cols = st.columns(3)
+    if rec.confidence is not None:
+        cols[0].metric("Confidence", f"{round(rec.confidence * 100)}%")
+    cols[1].metric("Citations", len(rec.citations))
+    cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
+    if rec.metrics.get("accepted_by_analyst"):
+        st.caption("Accepted by the analyst at review.")
+    st.markdown(rec.answer)
+    violations = rec.metrics.get("citation_violations") or []
+    flagged = rec.metrics.get("flagged_sentences") or []
+    if violations:
+        st.warning(
+            f"Removed {len(violations)} fabricated citation(s) that pointed outside the "
+            f"evidence: {', '.join(violations)}"
+        )
+    if flagged:
+        with st.expander(f"⚠️ {len(flagged)} flagged sentence(s)"):
+            for f in flagged:
+                st.markdown(f"- “{f['sentence']}” — *{f['issue']}*")
+    st.markdown("**Sources**")
+    for c in rec.citations:
+        _citation(c, ws, key=f"page-{rec.run_id}-{c['n']}")
+
+
+def _conflicts(details: dict[str, Any]) -> dict[str, str]:
+    """Draw each conflict's sources side by side; return the choosable doc ids with labels."""
+    choices: dict[str, str] = {}
+    for conflict in details.get("conflicts") or []:
+        st.markdown(f"**{conflict.get('reason', 'disagreement')}** — about *{conflict['topic']}*")
+        sources = conflict.get("sources") or []
+        for col, s in zip(st.columns(max(1, len(sources))), sources, strict=False):
+            with col.container(border=True):
+                st.markdown(f"**{s.get('filename')}**, page {s.get('page')}")
+                st.markdown(f"> {s.get('text', '')}")
+            choices.setdefault(s["doc_id"], f"{s.get('filename')} (page {s.get('page')})")
+    return choices
+
+
+def review_form(rec: RunRecord) -> dict[str, Any] | None:
+    """The inline review form; returns the analyst's response when submitted."""
+    payload = rec.hitl or {}
+    kind = payload.get("kind", "")
+    details = payload.get("details") or {}
+    with st.container(border=True):
+        st.markdown(f"### 🙋 {REVIEW_TITLES.get(kind, 'Review needed')}")
+        st.write(payload.get("message", ""))
+        if kind == "no_evidence" and details.get("filtered_out"):
+            st.caption(
+                f"{details['filtered_out']} passages were below the similarity threshold "
+                f"{details.get('threshold_used')} (best score {details.get('best_score')})."
+            )
+        if kind == "low_confidence":
+            for gap in details.get("logical_gaps") or []:
+                st.caption(f"Gap: {gap}")
+        sources = _conflicts(details) if kind == "conflict" else {}
+        options = [o for o in payload.get("options", []) if o in ACTION_LABELS]
+        action = st.radio(
+            "What should happen next?",
+            options,
+            format_func=ACTION_LABELS.__getitem__,
+            key=f"review-action-{rec.run_id}",
+        )
+        response: dict[str, Any] = {"action": action}
+        if action == "rephrase":
+            response["text"] = st.text_input(
+                "New question", value=rec.question, key=f"review-text-{rec.run_id}"
+            )
+        if action == "choose_source" and sources:
+            response["source"] = st.radio(
+                "Source to trust",
+                list(sources),
+                format_func=sources.__getitem__,
+                key=f"review-source-{rec.run_id}",
+                horizontal=True,
+            )
+        if st.button("Submit and resume", type="primary", key=f"review-submit-{rec.run_id}"):
+            return response
+    return None
+
+
+STATUS_BADGES = {
+    "completed": ("✅", "success"),
+    "needs_human": ("🙋", "warning"),
+    "failed": ("❌", "error"),
+    "cancelled": ("⏹️", "info"),
+    "running": ("⏳", "info"),
+}
+
+
+def status_line(rec: RunRecord) -> None:
+    icon, kind = STATUS_BADGES.get(rec.status, ("•", "info"))
+    text = f"Run `{rec.run_id}` · {rec.status.replace('_', ' ')} · engine {rec.engine}"
+    if rec.error:
+        text += f" — {rec.error}"
+    getattr(st, kind)(text, icon=icon)

@@ -1,0 +1,90 @@
+"""Retrieval inspector: scores against the threshold per pass, latency, retry reasons."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from masis_core.inspection import (
+    node_latency,
+    pass_summary,
+    retry_reasons,
+    score_rows,
+    workspace_scores,
+)
+from masis_core.retrieval.thresholds import threshold_for
+from masis_core.ui import charts
+from masis_core.ui.resources import researcher
+from masis_core.ui.sidebar import render_sidebar
+
+ws = render_sidebar()
+st.title("📊 Retrieval inspector")
+if ws is None:
+    st.info("Create a workspace in the sidebar to start.")
+    st.stop()
+
+runs = researcher().store.list(ws.id)
+if not runs:
+    st.info("No runs in this workspace yet: ask a question on the Research page.")
+    st.stop()
+
+by_id = {r.run_id: r for r in runs}
+wanted = st.query_params.get("run")
+rec_id = st.selectbox(
+    "Run",
+    list(by_id),
+    index=list(by_id).index(wanted) if wanted in by_id else 0,
+    format_func=lambda i: f"{by_id[i].created_at} · {by_id[i].status} · {by_id[i].question[:80]}",
+)
+rec = by_id[rec_id]
+
+st.subheader("This run")
+summary = pass_summary(rec)
+scores = score_rows(rec)
+if summary.empty:
+    st.info("This run did no retrieval.")
+else:
+    passes = summary.to_dict("records")
+    for col, p in zip(st.columns(min(3, len(passes))), passes, strict=False):
+        got = scores[scores["pass"] == p["pass"]]
+        title = f"Pass {p['pass']} (retry {p['retry_count']})"
+        if got.empty:
+            col.info(f"{title}: no candidates at all.")
+        else:
+            col.plotly_chart(
+                charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
+            )
+    left, right = st.columns(2)
+    left.plotly_chart(charts.pass_counts(summary), key="counts")
+    steps = node_latency(rec)
+    if not steps.empty:
+        right.plotly_chart(charts.latency(steps), key="latency")
+    st.dataframe(summary, hide_index=True, width="stretch")
+reasons = retry_reasons(rec)
+st.markdown("**Retry reasons**")
+if reasons.empty:
+    st.caption("No retries in this run.")
+else:
+    st.dataframe(reasons, hide_index=True, width="stretch")
+
+st.subheader(f"All runs in {ws.id}")
+everything = workspace_scores(runs)
+if everything.empty:
+    st.info("No retrieval scores recorded yet.")
+else:
+    default = threshold_for(ws.embed_model, 0)
+    kept = everything[everything["outcome"] == "kept"]["score"]
+    st.plotly_chart(
+        charts.score_histogram(
+            everything, default, f"{len(everything)} candidates from {len(runs)} runs"
+        ),
+        key="workspace",
+    )
+    st.caption(
+        f"First-pass threshold for `{ws.embed_model}`: {default}. "
+        f"{len(kept)} of {len(everything)} candidates were kept"
+        + (
+            f"; kept scores: median {kept.median():.3f}, 10th percentile {kept.quantile(0.1):.3f}."
+            if len(kept)
+            else "."
+        )
+    )

@@ -1,0 +1,52 @@
+"""Runs: the workspace's history, a past run in full, and its Markdown export."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from masis_core.inspection import run_table
+from masis_core.reports import report_filename, run_markdown
+from masis_core.ui.resources import researcher
+from masis_core.ui.sidebar import render_sidebar
+from masis_core.ui.views import render_answer, render_trace, status_line
+
+ws = render_sidebar()
+st.title("🗂️ Runs")
+if ws is None:
+    st.info("Create a workspace in the sidebar to start.")
+    st.stop()
+
+runs = researcher().store.list(ws.id)
+if not runs:
+    st.info("No runs in this workspace yet: ask a question on the Research page.")
+    st.stop()
+
+st.dataframe(run_table(runs), hide_index=True, width="stretch")
+
+by_id = {r.run_id: r for r in runs}
+rec = by_id[
+    st.selectbox(
+        "Open a run",
+        list(by_id),
+        format_func=lambda i: f"{i} · {by_id[i].status} · {by_id[i].question[:80]}",
+    )
+]
+left, mid, right = st.columns(3)
+left.download_button(
+    "Export as Markdown",
+    run_markdown(rec),
+    file_name=report_filename(rec),
+    mime="text/markdown",
+    key=f"export-{rec.run_id}",
+)
+if mid.button(
+    "Continue on the Research page" if rec.status == "needs_human" else "Open in Research"
+):
+    st.switch_page("pages/research.py", query_params={"run": rec.run_id})
+if right.button("Inspect retrieval"):
+    st.switch_page("pages/inspector.py", query_params={"run": rec.run_id})
+
+st.markdown(f"#### {rec.question}")
+status_line(rec)
+render_trace(rec.trace)
+render_answer(rec, ws)
