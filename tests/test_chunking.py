@@ -69,3 +69,18 @@ def test_quality_score_follows_the_seed_formula() -> None:
     long_text = "the turbine blade inspection " * 50
     assert quality_score(long_text, "turbine inspection interval") > quality_score(long_text)
     assert quality_score("word " * 25) < QUALITY_THRESHOLD <= quality_score("word " * 50)
+
+
+def test_running_headers_and_page_numbers_are_stripped() -> None:
+    from ingest.parsing import Page, strip_running_lines
+
+    bodies = ["Seals wear out.", "Valves open at 230 bar.", "Oil is checked.", "Log it.", "End."]
+    pages = [
+        Page(n, f"Pump Manual (rev. 2) {n} / 5\n{body}\n{roman}")
+        for n, body, roman in zip(range(1, 6), bodies, ["i", "ii", "iii", "iv", "v"], strict=True)
+    ]
+    pages.append(Page(6, "Pump Manual (rev. 2) 6 / 5"))  # nothing but the header
+    out = strip_running_lines(pages)
+    assert [p.text for p in out] == bodies
+    # Two pages are too few to tell a running header from content.
+    assert strip_running_lines(pages[:2]) == pages[:2]

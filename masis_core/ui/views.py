@@ -142,7 +142,8 @@ class LiveTrace:
 
 
 def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
-    with st.expander(f"[{c['n']}] {citation_source(c)}"):
+    # Open whenever its page is shown: a rerun redraws the expander and would fold it away.
+    with st.expander(f"[{c['n']}] {citation_source(c)}", expanded=bool(st.session_state.get(key))):
         if c.get("url"):
             st.markdown(f"[{c['url']}]({c['url']})")
         st.markdown("> " + (c.get("text") or "").replace("\n", "\n> "))

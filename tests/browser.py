@@ -1,0 +1,108 @@
+"""Helpers for the browser test: a real ``streamlit run`` server and Debian's Chromium.
+
+``MASIS_UPDATE_SCREENSHOTS=1 python -m pytest -m browser`` also refreshes the screenshots the
+README shows (``docs/``); otherwise they go to the test's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+CHROMIUM = "/usr/bin/chromium"
+# What the machine's closed network needs: no background fetches, no first-run pings.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+START_TIMEOUT_S = 90
+
+
+def chromium_missing_reason() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is not installed (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def streamlit_server(data_dir: Path, log_path: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port, offline, on its own data dir."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "MASIS_DATA_DIR": str(data_dir),
+        "MASIS_PROVIDER": "offline",
+        "OLLAMA_HOST": "http://127.0.0.1:9",
+    }
+    env.pop("TAVILY_API_KEY", None)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+    ]
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _healthy(url):  # readiness poll, bounded; not a timing assertion
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def screenshot(page: object, name: str, tmp_dir: Path) -> Path:
+    """Save a full-page PNG; into ``docs/`` when MASIS_UPDATE_SCREENSHOTS=1."""
+    out = tmp_dir / name
+    page.screenshot(path=str(out), full_page=True)  # type: ignore[attr-defined]
+    if os.environ.get("MASIS_UPDATE_SCREENSHOTS") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(out, DOCS / name)
+    return out

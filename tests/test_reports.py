@@ -1,0 +1,138 @@
+"""Markdown export and the inspector's tables, on hand-made run records."""
+
+from __future__ import annotations
+
+from masis_core.inspection import (
+    node_latency,
+    pass_summary,
+    retry_reasons,
+    run_table,
+    score_rows,
+    workspace_scores,
+)
+from masis_core.reports import citation_source, run_markdown
+from masis_core.runs import RunRecord
+
+TRACE = [
+    {"node": "supervisor", "decision": "first_run"},
+    {"node": "planner", "duration_ms": 4},
+    {
+        "node": "researcher",
+        "retry_count": 0,
+        "chunks": 2,
+        "filtered_out": 3,
+        "low_quality_dropped": 1,
+        "threshold_used": 0.27,
+        "scores_kept": [0.61, 0.5],
+        "scores_filtered": [0.2, 0.1, 0.05],
+        "scores_low_quality": [0.4],
+        "duration_ms": 30,
+    },
+    {"node": "critic", "duration_ms": 6},
+    {"node": "supervisor", "decision": "retry", "reason": "quality_issue_detected"},
+    {
+        "node": "researcher",
+        "retry_count": 1,
+        "chunks": 4,
+        "filtered_out": 0,
+        "threshold_used": 0.22,
+        "scores_kept": [0.6, 0.5, 0.3, 0.25],
+        "duration_ms": 50,
+    },
+]
+
+
+def record(**changes) -> RunRecord:
+    base = RunRecord(
+        run_id="r1",
+        workspace_id="plant",
+        question="How often is the pump inspected?",
+        engine="offline",
+        status="completed",
+        answer="Every 500 hours. [1] Seals are checked. [2]",
+        citations=[
+            {"n": 1, "filename": "manual.pdf", "page": 2, "page_end": 2, "text": "Every 500 h."},
+            {"n": 2, "filename": "web page", "url": "https://example.org/x", "text": "Seals."},
+        ],
+        confidence=0.82,
+        metrics={
+            "retry_reasons": [
+                {"iteration": 1, "reason": "quality_issue_detected", "confidence": 0.5}
+            ],
+            "citation_violations": ["[7]"],
+            "flagged_sentences": [{"sentence": "Seals are checked.", "issue": "no valid citation"}],
+        },
+        trace=TRACE,
+        created_at="2026-11-22T10:00:00+00:00",
+    )
+    for key, value in changes.items():
+        setattr(base, key, value)
+    return base
+
+
+def test_markdown_has_answer_citations_checks_and_evidence() -> None:
+    md = run_markdown(record())
+    assert md.startswith("# How often is the pump inspected?\n")
+    assert "- Confidence: 82%" in md
+    assert "- Retries: 1 (quality_issue_detected)" in md
+    assert "Every 500 hours. [1]" in md
+    assert "1. manual.pdf, page 2" in md
+    assert "2. web page — https://example.org/x" in md
+    assert "Removed fabricated citation [7]" in md
+    assert "### [1] manual.pdf, page 2\n\n> Every 500 h." in md
+
+
+def test_markdown_of_a_paused_run_says_what_it_waits_for() -> None:
+    rec = record(
+        status="needs_human",
+        answer=None,
+        citations=[],
+        hitl={"kind": "no_evidence", "message": "Nothing matched."},
+    )
+    md = run_markdown(rec)
+    assert "_Waiting for review (no_evidence): Nothing matched._" in md
+    assert "## Citations" not in md
+
+
+def test_page_ranges_in_citation_sources() -> None:
+    assert citation_source({"filename": "a.pdf", "page": 3, "page_end": 4}) == "a.pdf, pages 3–4"
+    assert citation_source({"filename": "a.pdf", "page": 3, "page_end": 3}) == "a.pdf, page 3"
+
+
+def test_scores_per_pass_with_outcome_and_threshold() -> None:
+    rows = score_rows(record())
+    first = rows[rows["pass"] == 1]
+    assert sorted(first["outcome"].value_counts().items()) == [
+        ("below threshold", 3),
+        ("kept", 2),
+        ("low content quality", 1),
+    ]
+    assert set(first["threshold"]) == {0.27}
+    assert set(rows[rows["pass"] == 2]["threshold"]) == {0.22}
+    assert len(rows) == 10
+
+
+def test_pass_summary_latency_and_retries() -> None:
+    rec = record()
+    summary = pass_summary(rec)
+    assert list(summary["kept"]) == [2, 4]
+    assert list(summary["filtered_out"]) == [3, 0]
+    assert list(summary["retry_count"]) == [0, 1]
+    latency = node_latency(rec)
+    assert latency.groupby("node")["duration_ms"].sum().to_dict() == {
+        "critic": 6,
+        "planner": 4,
+        "researcher": 80,
+    }
+    assert list(retry_reasons(rec)["reason"]) == ["quality_issue_detected"]
+
+
+def test_workspace_scores_and_history_table() -> None:
+    runs = [record(), record(run_id="r2", trace=[]), record(run_id="r3")]
+    scores = workspace_scores(runs)
+    assert len(scores) == 20 and set(scores["run_id"]) == {"r1", "r3"}
+    assert workspace_scores([record(trace=[])]).empty
+    table = run_table(runs)
+    assert list(table["run_id"]) == ["r1", "r2", "r3"]
+    assert list(table["confidence"]) == [82, 82, 82]
+    assert list(table["retries"]) == [1, 1, 1]
