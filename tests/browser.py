@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -98,10 +99,17 @@ def streamlit_server(data_dir: Path, log_path: Path) -> Iterator[str]:
             proc.kill()
 
 
-def screenshot(page: object, name: str, tmp_dir: Path) -> Path:
-    """Save a full-page PNG; into ``docs/`` when MASIS_UPDATE_SCREENSHOTS=1."""
+def screenshot(page: Any, name: str, tmp_dir: Path, height: int = 2000) -> Path:
+    """Save a PNG of the app; into ``docs/`` when MASIS_UPDATE_SCREENSHOTS=1.
+
+    Streamlit scrolls inside its main block, so a full-page capture shows only the viewport:
+    the window is made tall for the shot instead, then put back.
+    """
     out = tmp_dir / name
-    page.screenshot(path=str(out), full_page=True)  # type: ignore[attr-defined]
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": height})
+    page.screenshot(path=str(out))
+    page.set_viewport_size(size)
     if os.environ.get("MASIS_UPDATE_SCREENSHOTS") == "1":
         DOCS.mkdir(exist_ok=True)
         shutil.copyfile(out, DOCS / name)

@@ -18,6 +18,8 @@ MAX_ANSWER_SENTENCES = 5
 MAX_PER_CHUNK = 2
 MIN_SENTENCE_WORDS = 4
 MAX_SENTENCE_WORDS = 90
+PLAIN_SENTENCE_WORDS = 35
+LENGTH_PENALTY = 0.005
 DUPLICATE_JACCARD = 0.6
 # Coverage of the question's content words below which an answer is not trusted.
 MIN_COVERAGE = 0.5
@@ -118,7 +120,13 @@ def _candidate_sentences(question: str, evidence: list[Evidence]) -> list[Senten
             overlap = len(wanted & stems) / len(wanted) if wanted else 0.0
             if overlap == 0.0:
                 continue
-            score = overlap + 0.25 * float(ev.get("score", 0.0))
+            # Run-on "sentences" (a table of contents, headings glued to a paragraph) cover many
+            # terms by sheer length; past a normal sentence's length each word costs a little.
+            score = (
+                overlap
+                + 0.25 * float(ev.get("score", 0.0))
+                - LENGTH_PENALTY * max(0, n_words - PLAIN_SENTENCE_WORDS)
+            )
             found.append(Sentence(text, marker, position, score, stems))
     return found
 
