@@ -91,9 +91,10 @@ class Ingestor:
                 continue
             ws = self.bench.registry.get_workspace(doc.workspace_id)
             if ws is not None:
-                self.bench.store.delete_document(ws.embed_model, ws.id, doc.doc_id)
-            self.bench.registry.forget_document(doc.workspace_id, doc.doc_id)
-            self.bench.release_file(doc.doc_id)
+                self.bench.delete_document(ws.id, doc.doc_id)
+            else:
+                self.bench.registry.forget_document(doc.workspace_id, doc.doc_id)
+                self.bench.release_file(doc.doc_id)
             swept += 1
         if swept:
             log.warning("swept %d half-ingested documents left by an earlier crash", swept)
@@ -204,11 +205,14 @@ class Ingestor:
                 ],
             )
         progress("publishing", total, total)
+        # Keyword rows before visibility: a visible chunk always has its BM25 row.
+        self.bench.bm25.add(ws.id, doc_id, ids, [c.text for c in chunks])
         self.bench.store.make_visible(ws.embed_model, ids)
 
     def _rollback(self, ws: Workspace, doc_id: str) -> None:
         try:
             self.bench.store.delete_document(ws.embed_model, ws.id, doc_id)
+            self.bench.bm25.delete_document(ws.id, doc_id)
         finally:
             self.bench.registry.forget_document(ws.id, doc_id)
             self.bench.release_file(doc_id)

@@ -90,6 +90,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question,
         web=args.web,
         max_retries=args.max_retries,
+        mode=args.mode,
         on_event=on_event,
     )
     return finish(rec, args.json)
@@ -183,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
     ask.add_argument("--max-retries", type=int, default=None)
+    ask.add_argument(
+        "--mode", choices=["dense", "bm25", "hybrid"], default=None, help="retrieval mode"
+    )
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=cmd_ask)
     resume = sub.add_parser("resume", help="answer a paused run's review, or retry a failed run")

@@ -17,6 +17,7 @@ from masis_core.runs import RunRecord
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
 OUTCOMES = {
     "scores_kept": "kept",
+    "scores_kept_keyword": "kept by keyword match",
     "scores_filtered": "below threshold",
     "scores_low_quality": "low content quality",
 }

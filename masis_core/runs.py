@@ -163,8 +163,10 @@ class Researcher:
         web: bool = False,
         max_retries: int | None = None,
         engine: str | None = None,
+        mode: str | None = None,
         on_event: Event | None = None,
     ) -> RunRecord:
+        """Start a run; ``mode`` (dense | bm25 | hybrid) overrides MASIS_RETRIEVAL_MODE."""
         question = question.strip()
         if not question:
             raise MasisError("The question is empty.")
@@ -184,6 +186,7 @@ class Researcher:
             "embed_model": ws.embed_model,
             "engine": engine,
             "web_enabled": web,
+            "retrieval_mode": mode or self.bench.settings.retrieval_mode,
             "max_retries": max_retries,
             "retry_count": 0,
             "status": "running",

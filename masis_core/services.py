@@ -16,6 +16,7 @@ from masis_core.llm.embeddings import Embedder, canonical_name, get_embedder, re
 from masis_core.llm.ollama import OllamaStatus, probe
 from masis_core.providers import ProviderStatus, resolve_provider
 from masis_core.registry import Document, Registry, Workspace
+from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ class Workbench:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.registry = Registry(self.settings.db_path)
         self.store = VectorStore(self.settings)
+        self.bm25 = Bm25Store(self.settings.db_path, self.settings.data_dir / "bm25")
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()
 
@@ -81,10 +83,38 @@ class Workbench:
             )
         return ws
 
+    def keyword_index(self, ws_id: str) -> Bm25Store:
+        """The BM25 side, checked against Chroma once per process and workspace.
+
+        Chroma is the source of truth: rows whose chunks are gone are dropped, visible chunks
+        without rows get them. Rows of documents still being ingested are left alone (their
+        chunks are not visible yet, and become so only after their rows are written).
+        """
+        if self.bm25.needs_check(ws_id):
+            ws = self.registry.require_workspace(ws_id)
+            visible = self.store.visible_ids(ws.embed_model, ws.id)
+            rows = self.bm25.rows(ws.id)
+            busy = {d.doc_id for d in self.registry.stale_documents() if d.workspace_id == ws.id}
+            stale = [cid for cid, doc in rows.items() if cid not in visible and doc not in busy]
+            missing_ids = [cid for cid in visible if cid not in rows]
+            if stale or missing_ids:
+                log.warning(
+                    "keyword index of %s disagreed with the vector store (%d stale, %d missing "
+                    "rows); repaired from the store",
+                    ws.id,
+                    len(stale),
+                    len(missing_ids),
+                )
+                missing = self.store.get_chunks(ws.embed_model, ws.id, missing_ids)
+                self.bm25.repair(ws.id, stale, missing)
+            self.bm25.mark_checked(ws_id)
+        return self.bm25
+
     def delete_workspace(self, ws_id: str) -> None:
         ws = self.registry.require_workspace(ws_id)
         docs = self.registry.list_documents(ws.id, status=None)
         self.store.delete_workspace(ws.embed_model, ws.id)
+        self.bm25.delete_workspace(ws.id)
         self.registry.delete_workspace(ws.id)
         for doc in docs:
             self.release_file(doc.doc_id)
@@ -92,6 +122,7 @@ class Workbench:
     def delete_document(self, ws_id: str, doc_id: str) -> None:
         ws = self.registry.require_workspace(ws_id)
         self.store.delete_document(ws.embed_model, ws.id, doc_id)
+        self.bm25.delete_document(ws.id, doc_id)
         self.registry.forget_document(ws.id, doc_id)
         self.release_file(doc_id)
 

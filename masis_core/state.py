@@ -31,6 +31,9 @@ class Evidence(TypedDict, total=False):
     quality: float
     source: Literal["kb", "web"]
     url: str
+    kept_by: Literal["dense", "keyword", "both"]
+    keyword_rank: int | None
+    coverage: float
 
 
 class Plan(TypedDict, total=False):
@@ -64,6 +67,7 @@ class ResearchState(TypedDict, total=False):
     embed_model: str
     engine: Literal["ollama", "offline"]
     web_enabled: bool
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] | None
     max_retries: int | None
     retry_count: int
     threshold_override: float | None

@@ -23,11 +23,18 @@ web_ready, web_reason = bench.web_status()
 
 with st.form("ask"):
     question = st.text_area("Question", placeholder="What do your documents say about …?")
-    left, right = st.columns(2)
+    left, mid, right = st.columns(3)
     web = left.toggle(
         "Search the web too",
         disabled=not web_ready,
         help=web_reason if not web_ready else "Tavily results are cited beside your documents.",
+    )
+    modes = ["hybrid", "dense", "bm25"]
+    mode = mid.selectbox(
+        "Retrieval",
+        modes,
+        index=modes.index(bench.settings.retrieval_mode),
+        help="hybrid: meaning and exact terms fused; dense: meaning only; bm25: terms only.",
     )
     max_retries = right.number_input(
         "Max retries before asking you", min_value=0, max_value=5, value=2, step=1
@@ -60,7 +67,9 @@ if asked and not question.strip():
 elif asked:
     st.markdown(f"#### {question.strip()}")
     rec = live_run(
-        lambda on: research.ask(ws.id, question, web=web, max_retries=int(max_retries), on_event=on)
+        lambda on: research.ask(
+            ws.id, question, web=web, max_retries=int(max_retries), mode=mode, on_event=on
+        )
     )
     if rec is not None:
         st.query_params["run"] = rec.run_id

@@ -64,6 +64,9 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
                 "url": ev.get("url"),
                 "source": ev.get("source", "kb"),
                 "score": ev.get("score"),
+                "kept_by": ev.get("kept_by"),
+                "keyword_rank": ev.get("keyword_rank"),
+                "coverage": ev.get("coverage"),
                 "text": ev.get("text", ""),
             }
         )

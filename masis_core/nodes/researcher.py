@@ -8,13 +8,16 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from masis_core.context import ctx_of, emit, timed
+from masis_core.retrieval.hybrid import Candidate, Mode, retrieve
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
-from masis_core.retrieval.store import Hit
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.state import Evidence, ResearchState
 
 FIRST_PASS_LIMIT = 10
 RETRY_LIMIT = 20
+# Share of a query's keyword (IDF) weight a keyword-only hit must hold; on fitzgov-dev it keeps
+# 71% of relevant keyword hits and 35% of irrelevant ones (see ``kept_by``).
+KEYWORD_COVERAGE = 0.5
 
 ALL_FILTERED_MESSAGE = (
     "Your question did not match any passage of your documents closely enough. "
@@ -31,28 +34,45 @@ def clamp_limit(limit: int) -> int:
     return max(1, min(RETRY_LIMIT, int(limit)))
 
 
-def best_by_chunk(hit_lists: list[list[Hit]]) -> dict[str, Hit]:
-    """Dedup across query variants, keeping each chunk's best score."""
-    best: dict[str, Hit] = {}
-    for hits in hit_lists:
-        for hit in hits:
-            if hit.chunk_id not in best or hit.score > best[hit.chunk_id].score:
-                best[hit.chunk_id] = hit
-    return best
+def kept_by(c: Candidate, mode: Mode, threshold: float) -> str | None:
+    """Why a candidate is evidence: 'dense', 'keyword', 'both', or None (filtered out).
+
+    The seed's similarity threshold is a statement about *meaning*; it cannot judge a chunk
+    found because it holds the exact code, name or date the question asks about — dense
+    embeddings blur those, which is why keyword search is here at all. So the two sides are
+    judged on their own terms:
+
+    - dense: cosine similarity >= the embedder's threshold (0.27 / 0.22 for WordLlama);
+    - keyword: the chunk is in a BM25 list *and* holds at least ``KEYWORD_COVERAGE`` of the
+      query's IDF weight. Coverage is scale-free (raw BM25 scores depend on the corpus and
+      the query's length) and weighs rare terms most, so one matching error code counts for
+      more than several common words; a chunk matching only common words stays out.
+
+    A candidate failing both is dropped and counted in ``filtered_out``. ``dense`` mode
+    applies only the first rule (the seed's behaviour), ``bm25`` only the second.
+    """
+    dense_ok = mode != "bm25" and c.dense >= threshold
+    keyword_ok = mode != "dense" and c.keyword_rank is not None and c.coverage >= KEYWORD_COVERAGE
+    if dense_ok and keyword_ok:
+        return "both"
+    return "dense" if dense_ok else "keyword" if keyword_ok else None
 
 
-def to_evidence(hit: Hit, quality: float) -> Evidence:
-    m = hit.metadata
+def to_evidence(c: Candidate, quality: float, why: str) -> Evidence:
+    m = c.metadata
     return Evidence(
-        chunk_id=hit.chunk_id,
+        chunk_id=c.chunk_id,
         doc_id=str(m.get("doc_id", "")),
         filename=str(m.get("filename", "")),
         page_start=int(m.get("page_start", 0)),
         page_end=int(m.get("page_end", 0)),
-        text=hit.text,
-        score=hit.score,
+        text=c.text,
+        score=round(c.dense, 6),
         quality=quality,
         source="kb",
+        kept_by=why,
+        keyword_rank=c.keyword_rank,
+        coverage=c.coverage,
     )
 
 
@@ -65,25 +85,23 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     limit = clamp_limit(FIRST_PASS_LIMIT if retry_count == 0 else RETRY_LIMIT)
     threshold = threshold_for(model, retry_count, state.get("threshold_override"))
     excluded = list(state.get("excluded_docs") or [])
-    emit({"node": "researcher", "status": f"searching {len(queries)} queries"})
+    mode: Mode = state.get("retrieval_mode") or ctx.bench.settings.retrieval_mode
+    emit({"node": "researcher", "status": f"searching {len(queries)} queries ({mode})"})
     with timed() as t:
-        embedder = ctx.bench.embedder(model)
-        hit_lists = [
-            ctx.bench.store.query(model, ws, embedder.embed_query(q), limit, exclude_docs=excluded)
-            for q in queries
-        ]
-        candidates = best_by_chunk(hit_lists)
-        ranked = sorted(candidates.values(), key=lambda h: -h.score)
-        passing = [h for h in ranked if h.score >= threshold]
+        ranked = retrieve(ctx.bench, ws, model, queries, limit, mode=mode, exclude_docs=excluded)
+        judged = [(c, kept_by(c, mode, threshold)) for c in ranked]
+        passing = [(c, why) for c, why in judged if why]
         filtered_out = len(ranked) - len(passing)
-        scored = [(h, quality_score(h.text, state["question"])) for h in passing]
-        good = [(h, q) for h, q in scored if q >= QUALITY_THRESHOLD]
+        scored = [(c, why, quality_score(c.text, state["question"])) for c, why in passing]
+        good = [x for x in scored if x[2] >= QUALITY_THRESHOLD]
         quality_fallback = bool(scored) and not good
         chosen = scored if quality_fallback else good
-    evidence = [to_evidence(h, q) for h, q in chosen]
+    evidence = [to_evidence(c, q, why) for c, why, q in chosen]
+    reasons = [why for _, why, _ in chosen]
     entry: dict[str, Any] = {
         "node": "researcher",
         "retry_count": retry_count,
+        "mode": mode,
         "queries": len(queries),
         "limit": limit,
         "chunks": len(evidence),
@@ -92,12 +110,15 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         "quality_fallback": quality_fallback,
         "avg_score": round(mean(e["score"] for e in evidence), 3) if evidence else 0.0,
         "threshold_used": threshold,
+        "keyword_coverage_threshold": KEYWORD_COVERAGE if mode != "dense" else None,
+        "kept_by": {r: reasons.count(r) for r in ("dense", "keyword", "both") if r in reasons},
         "augmented_query_used": bool(plan.get("augmented")),
-        "scores_kept": [round(h.score, 4) for h, _ in chosen],
-        "scores_filtered": [round(h.score, 4) for h in ranked if h.score < threshold],
+        "scores_kept": [round(c.dense, 4) for c, why, _ in chosen if why != "keyword"],
+        "scores_kept_keyword": [round(c.dense, 4) for c, why, _ in chosen if why == "keyword"],
+        "scores_filtered": [round(c.dense, 4) for c, why in judged if why is None],
         "scores_low_quality": []
         if quality_fallback
-        else [round(h.score, 4) for h, q in scored if q < QUALITY_THRESHOLD],
+        else [round(c.dense, 4) for c, _, q in scored if q < QUALITY_THRESHOLD],
         "duration_ms": t["ms"],
     }
     metrics = {
@@ -120,7 +141,7 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         "details": {
             "filtered_out": filtered_out,
             "threshold_used": threshold,
-            "best_score": round(ranked[0].score, 4) if ranked else None,
+            "best_score": round(max(c.dense for c in ranked), 4) if ranked else None,
         },
     }
     return {"evidence": [], "hitl": hitl, "metrics": metrics, "trace": [entry]}

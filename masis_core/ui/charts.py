@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 OUTCOME_COLORS = {
     "kept": "#2e7d32",
+    "kept by keyword match": "#1565c0",
     "below threshold": "#c62828",
     "low content quality": "#f9a825",
 }

@@ -73,6 +73,7 @@ def panel_label(entry: dict[str, Any]) -> str:
             f"{entry.get('rag_queries', 0)} KB / {entry.get('web_queries', 0)} web queries"
         )
     elif node == "researcher":
+        parts.append(entry.get("mode", "dense"))
         parts.append(
             f"{entry.get('chunks', 0)} kept, {entry.get('filtered_out', 0)} under "
             f"threshold {entry.get('threshold_used')}"
@@ -141,6 +142,20 @@ class LiveTrace:
         self.progress.empty()
 
 
+def kept_because(c: dict[str, Any]) -> str:
+    """Why retrieval kept a passage, in the analyst's words."""
+    dense = f"similarity {float(c.get('score') or 0):.3f}"
+    keyword = (
+        f"keyword rank {c.get('keyword_rank')}, "
+        f"{round(float(c.get('coverage') or 0) * 100)}% of the question's keyword weight"
+    )
+    return {
+        "dense": f"kept for meaning ({dense})",
+        "keyword": f"kept for exact terms ({keyword}; {dense})",
+        "both": f"kept for meaning and exact terms ({dense}; {keyword})",
+    }.get(c.get("kept_by") or "", dense)
+
+
 def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
     # Open whenever its page is shown: a rerun redraws the expander and would fold it away.
     with st.expander(f"[{c['n']}] {citation_source(c)}", expanded=bool(st.session_state.get(key))):
@@ -148,7 +163,7 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
             st.markdown(f"[{c['url']}]({c['url']})")
         st.markdown("> " + (c.get("text") or "").replace("\n", "\n> "))
         if c.get("score") is not None:
-            st.caption(f"retrieval score {float(c['score']):.3f} · chunk `{c.get('chunk_id')}`")
+            st.caption(f"{kept_because(c)} · chunk `{c.get('chunk_id')}`")
         if c.get("doc_id") and not c.get("url") and st.toggle("Show the page", key=key):
             png = page_image(c["doc_id"], int(c.get("page") or 1))
             if png is None:

@@ -1,0 +1,337 @@
+"""Keyword search (BM25, via bm25s) per workspace, persisted beside Chroma.
+
+Layout and lifecycle:
+
+- The *tokens* of every chunk live in SQLite (``bm25_chunks``), written and deleted together
+  with the document's chunks — that is the incremental part: an ingest adds only its own rows,
+  a delete removes only its own.
+- Each workspace has its own index (its own IDF and average length: another workspace's
+  content must not even shape the scores). The index is built from the stored tokens once per
+  change of the workspace (a version counter), saved under ``$MASIS_DATA_DIR/bm25/``, kept in
+  memory, and never rebuilt per query.
+- Chroma is the source of truth. When a workspace is first used in a process, its token rows
+  are compared with Chroma's visible chunks; when they disagree (a crash between the two
+  writes), the rows are rebuilt from Chroma.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import Stemmer
+
+from masis_core.registry import connect
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bm25_chunks (
+    workspace_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS bm25_by_doc ON bm25_chunks (workspace_id, doc_id);
+CREATE TABLE IF NOT EXISTS bm25_versions (
+    workspace_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+);
+"""
+
+_STEMMER = Stemmer.Stemmer("english")
+_WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
+STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stop words out, English-stemmed; codes such as 'E-1042' or '2.7.4' survive
+    whole *and* as their parts, so 'e1042', 'E-1042' and '1042' all match."""
+    out: list[str] = []
+    for raw in _WORD.findall(text.lower()):
+        parts = [p for p in re.split(r"[\-./]", raw) if p]
+        if len(parts) > 1:
+            out.append(raw.replace("-", "").replace("/", "").replace(".", ""))
+        out.extend(p for p in parts if p not in STOPWORDS)
+    return [t for t in _STEMMER.stemWords(out) if t]
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    chunk_id: str
+    doc_id: str
+    score: float  # raw BM25 score (scale depends on the workspace and the query)
+    rank: int  # 1-based rank among this query's keyword hits
+    coverage: float  # share of the query's IDF weight that the chunk contains (0..1)
+
+
+@dataclass
+class _Built:
+    version: int
+    retriever: bm25s.BM25
+    chunk_ids: list[str]
+    doc_ids: np.ndarray
+    idf: dict[str, float]
+    token_sets: list[frozenset[str]]
+    position: dict[str, int]
+
+
+class Bm25Store:
+    """Per-workspace BM25 indexes over the chunks stored in Chroma."""
+
+    def __init__(self, db_path: Path, index_dir: Path) -> None:
+        self.db_path = db_path
+        self.index_dir = index_dir
+        self._built: dict[str, _Built] = {}
+        self._checked: set[str] = set()
+        self._lock = threading.RLock()
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+
+    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connect(self.db_path)
+
+    # -- writes (with the document's chunks) --------------------------------------------
+    def add(
+        self, workspace_id: str, doc_id: str, chunk_ids: Sequence[str], texts: Sequence[str]
+    ) -> None:
+        rows = [
+            (workspace_id, cid, doc_id, " ".join(tokenize(text)))
+            for cid, text in zip(chunk_ids, texts, strict=True)
+        ]
+        with self._conn() as conn:
+            conn.executemany("INSERT OR REPLACE INTO bm25_chunks VALUES (?,?,?,?)", rows)
+            self._bump(conn, workspace_id)
+
+    def delete_document(self, workspace_id: str, doc_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "DELETE FROM bm25_chunks WHERE workspace_id = ? AND doc_id = ?",
+                (workspace_id, doc_id),
+            )
+            self._bump(conn, workspace_id)
+
+    def delete_workspace(self, workspace_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,))
+            conn.execute("DELETE FROM bm25_versions WHERE workspace_id = ?", (workspace_id,))
+        with self._lock:
+            self._built.pop(workspace_id, None)
+            self._checked.discard(workspace_id)
+        shutil.rmtree(self._dir(workspace_id), ignore_errors=True)
+
+    @staticmethod
+    def _bump(conn: sqlite3.Connection, workspace_id: str) -> None:
+        conn.execute(
+            "INSERT INTO bm25_versions VALUES (?, 1) ON CONFLICT(workspace_id) "
+            "DO UPDATE SET version = version + 1",
+            (workspace_id,),
+        )
+
+    def version(self, workspace_id: str) -> int:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT version FROM bm25_versions WHERE workspace_id = ?", (workspace_id,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- consistency with Chroma ------------------------------------------------------
+    def rows(self, workspace_id: str) -> dict[str, str]:
+        """chunk_id -> doc_id of the workspace's token rows."""
+        with self._conn() as conn:
+            found = conn.execute(
+                "SELECT chunk_id, doc_id FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,)
+            ).fetchall()
+        return {r[0]: r[1] for r in found}
+
+    def repair(
+        self,
+        workspace_id: str,
+        stale: Iterable[str],
+        missing: dict[str, tuple[str, dict[str, Any]]],
+    ) -> None:
+        """Drop rows Chroma no longer has; add rows for visible chunks that have none."""
+        rows = [
+            (workspace_id, cid, str(meta.get("doc_id", "")), " ".join(tokenize(text)))
+            for cid, (text, meta) in missing.items()
+        ]
+        with self._conn() as conn:
+            conn.executemany(
+                "DELETE FROM bm25_chunks WHERE workspace_id = ? AND chunk_id = ?",
+                [(workspace_id, cid) for cid in stale],
+            )
+            conn.executemany("INSERT OR REPLACE INTO bm25_chunks VALUES (?,?,?,?)", rows)
+            self._bump(conn, workspace_id)
+
+    def needs_check(self, workspace_id: str) -> bool:
+        return workspace_id not in self._checked
+
+    def mark_checked(self, workspace_id: str) -> None:
+        self._checked.add(workspace_id)
+
+    # -- the index --------------------------------------------------------------------
+    def _dir(self, workspace_id: str) -> Path:
+        return self.index_dir / workspace_id
+
+    def _load_or_build(self, workspace_id: str) -> _Built | None:
+        version = self.version(workspace_id)
+        with self._lock:
+            built = self._built.get(workspace_id)
+            if built is not None and built.version == version:
+                return built
+            with self._conn() as conn:
+                rows = conn.execute(
+                    "SELECT chunk_id, doc_id, tokens FROM bm25_chunks WHERE workspace_id = ?"
+                    " ORDER BY chunk_id",
+                    (workspace_id,),
+                ).fetchall()
+            if not rows:
+                self._built.pop(workspace_id, None)
+                return None
+            built = self._from_disk(workspace_id, version, rows) or self._build(
+                workspace_id, version, rows
+            )
+            self._built[workspace_id] = built
+            return built
+
+    def _from_disk(self, workspace_id: str, version: int, rows: list[Any]) -> _Built | None:
+        path = self._dir(workspace_id) / f"v{version}"
+        if not (path / "chunk_ids.json").exists():
+            return None
+        try:
+            retriever = bm25s.BM25.load(str(path))
+            chunk_ids = json.loads((path / "chunk_ids.json").read_text())
+        except (OSError, ValueError) as exc:
+            log.warning("keyword index at %s is unreadable (%s); rebuilding", path, exc)
+            return None
+        if chunk_ids != [r[0] for r in rows]:
+            return None
+        return self._wrap(version, retriever, rows)
+
+    def _build(self, workspace_id: str, version: int, rows: list[Any]) -> _Built:
+        corpus = [r[2].split() for r in rows]
+        retriever = bm25s.BM25()
+        retriever.index(_as_tokenized(corpus), show_progress=False)
+        path = self._dir(workspace_id)
+        target = path / f"v{version}"
+        try:
+            tmp = path / f".v{version}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            retriever.save(str(tmp))
+            (tmp / "chunk_ids.json").write_text(json.dumps([r[0] for r in rows]))
+            for old in path.glob("v*"):
+                shutil.rmtree(old, ignore_errors=True)
+            tmp.replace(target)
+        except OSError as exc:  # a read-only or full disk costs only the cache
+            log.warning("could not save the keyword index of %s: %s", workspace_id, exc)
+        return self._wrap(version, retriever, rows)
+
+    @staticmethod
+    def _wrap(version: int, retriever: bm25s.BM25, rows: list[Any]) -> _Built:
+        vocab = retriever.vocab_dict
+        n_docs = len(rows)
+        doc_freq: dict[str, int] = {}
+        token_sets = []
+        for r in rows:
+            tokens = frozenset(r[2].split())
+            token_sets.append(tokens)
+            for t in tokens:
+                doc_freq[t] = doc_freq.get(t, 0) + 1
+        idf = {
+            t: float(np.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
+            for t, df in doc_freq.items()
+            if t in vocab
+        }
+        chunk_ids = [r[0] for r in rows]
+        return _Built(
+            version,
+            retriever,
+            chunk_ids,
+            np.array([r[1] for r in rows]),
+            idf,
+            token_sets,
+            {cid: i for i, cid in enumerate(chunk_ids)},
+        )
+
+    def scores(self, workspace_id: str, query: str) -> KeywordScores | None:
+        """The query's BM25 score for every chunk of the workspace (None: nothing to match)."""
+        built = self._load_or_build(workspace_id)
+        if built is None:
+            return None
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in built.idf]
+        if not terms:
+            return None
+        return KeywordScores(built, terms, built.retriever.get_scores(terms))
+
+    def search(
+        self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()
+    ) -> list[KeywordHit]:
+        scored = self.scores(workspace_id, query)
+        return scored.top(k, exclude_docs) if scored else []
+
+
+@dataclass
+class KeywordScores:
+    """One query's scores over one workspace's index."""
+
+    built: _Built
+    terms: list[str]
+    values: np.ndarray
+
+    def coverage(self, i: int) -> float:
+        """Share of the query's IDF weight present in chunk ``i``: rare terms (codes, names)
+        weigh most, so a chunk holding the one rare term of a query covers most of it."""
+        idf = self.built.idf
+        total = sum(idf[t] for t in self.terms) or 1.0
+        tokens = self.built.token_sets[i]
+        return round(sum(idf[t] for t in self.terms if t in tokens) / total, 4)
+
+    def top(self, k: int, exclude_docs: Iterable[str] = ()) -> list[KeywordHit]:
+        """Top-k chunks with a positive score; excluded documents are masked before ranking."""
+        values = self.values
+        excluded = list(exclude_docs)
+        if excluded:
+            values = np.where(np.isin(self.built.doc_ids, excluded), 0.0, values)
+        k = min(k, len(values))
+        if k <= 0:
+            return []
+        top = np.argpartition(-values, k - 1)[:k]
+        top = top[np.argsort(-values[top], kind="stable")]
+        return [
+            KeywordHit(
+                self.built.chunk_ids[i],
+                str(self.built.doc_ids[i]),
+                float(values[i]),
+                rank,
+                self.coverage(i),
+            )
+            for rank, i in enumerate((i for i in top if values[i] > 0), start=1)
+        ]
+
+    def of(self, chunk_ids: Iterable[str]) -> dict[str, tuple[float, float]]:
+        """(score, coverage) of given chunks: fusion needs both sides' scores for every
+        candidate, not only for the ones each side ranked itself."""
+        position = self.built.position
+        return {
+            cid: (float(self.values[position[cid]]), self.coverage(position[cid]))
+            for cid in chunk_ids
+            if cid in position
+        }
+
+
+def _as_tokenized(corpus: list[list[str]]) -> bm25s.tokenization.Tokenized:
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
+    return bm25s.tokenization.Tokenized(ids=ids, vocab=vocab)
