@@ -153,25 +153,56 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stderr_progress(args: argparse.Namespace):
+    return None if args.json else (lambda msg: print(msg, file=sys.stderr))
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    from masis_core.evaluation import run_governance
+    from masis_core import evaluation
+    from masis_core.retrieval import evaluate
 
-    if args.kind != "governance":
-        raise MasisError(f"eval {args.kind} is not available yet; try 'eval governance'.")
-    if not args.cases:
-        raise MasisError("eval governance needs --cases FILE")
-    report = run_governance(
-        Path(args.cases),
-        limit=args.limit,
-        engine=args.engine,
-        progress=None if args.json else sys.stderr,
-    )
-    if args.json:
-        print(json.dumps(report, indent=2))
+    if args.kind == "retrieval":
+        if not args.dataset:
+            raise MasisError("eval retrieval needs --dataset DIR (a BEIR layout)")
+        report = evaluate.evaluate_retrieval(
+            Path(args.dataset),
+            modes=[args.mode] if args.mode else evaluate.MODES,
+            k=args.k or 10,
+            use_variants=not args.no_variants,
+            limit=args.limit,
+            progress=_stderr_progress(args),
+        )
+        text = evaluate.format_table(report)
+    elif args.kind == "pages":
+        if not (args.pdfs and args.questions):
+            raise MasisError("eval pages needs --pdfs DIR and --questions FILE")
+        report = evaluate.evaluate_pages(
+            Path(args.pdfs),
+            Path(args.questions),
+            k=args.k or 5,
+            mode=args.mode or "hybrid",
+            progress=_stderr_progress(args),
+        )
+        text = evaluate.format_pages(report)
     else:
-        from masis_core.evaluation import format_report
+        if not args.cases:
+            raise MasisError("eval governance needs --cases FILE")
+        report = evaluation.run_governance(
+            Path(args.cases),
+            limit=args.limit,
+            engine=args.engine,
+            progress=None if args.json else sys.stderr,
+        )
+        text = evaluation.format_report(report)
+    print(json.dumps(report, indent=2) if args.json else text)
+    return 0
 
-        print(format_report(report))
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from masis_core.retrieval import evaluate
+
+    report = evaluate.calibrate(Workbench(), args.workspace, Path(args.questions), keep=args.keep)
+    print(json.dumps(report, indent=2) if args.json else evaluate.format_calibration(report))
     return 0
 
 
@@ -199,11 +230,25 @@ def build_parser() -> argparse.ArgumentParser:
     status.set_defaults(func=cmd_status)
     ev = sub.add_parser("eval", help="evaluate on development data")
     ev.add_argument("kind", choices=["governance", "retrieval", "pages"])
-    ev.add_argument("--cases")
+    ev.add_argument("--cases", help="governance: the cases file (JSON lines)")
+    ev.add_argument("--dataset", help="retrieval: a BEIR-layout folder")
+    ev.add_argument("--pdfs", help="pages: a folder of PDFs")
+    ev.add_argument("--questions", help="pages: JSON list of {doc, question, gold_page}")
+    ev.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
+    ev.add_argument("--k", type=int, default=None, help="cut-off (retrieval 10, pages 5)")
+    ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")
     ev.add_argument("--limit", type=int, default=None)
     ev.add_argument("--engine", choices=["offline", "ollama"], default="offline")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
+    cal = sub.add_parser(
+        "calibrate", help="score distributions of relevant vs irrelevant chunks; a threshold"
+    )
+    cal.add_argument("--workspace", "-w", required=True)
+    cal.add_argument("--questions", required=True, help="JSON list of {doc, question, gold_page}")
+    cal.add_argument("--keep", type=float, default=0.85, help="share of relevant chunks to keep")
+    cal.add_argument("--json", action="store_true")
+    cal.set_defaults(func=cmd_calibrate)
     return parser
 
 

@@ -86,7 +86,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     expect(show_page).to_be_visible()
     show_page.click()
     expect(page.get_by_role("img").first).to_be_visible()
-    page.get_by_text(re.compile(r"researcher · \d+ kept")).click()  # open its telemetry
+    page.get_by_text(re.compile(r"researcher · hybrid · \d+ kept")).click()  # open its telemetry
     expect(page.get_by_text("filtered out").first).to_be_visible()
     page.get_by_role("heading", name=re.compile("Which driver")).scroll_into_view_if_needed()
     screenshot(page, "research-page.png", tmp_path)

@@ -249,11 +249,7 @@ class Bm25Store:
             token_sets.append(tokens)
             for t in tokens:
                 doc_freq[t] = doc_freq.get(t, 0) + 1
-        idf = {
-            t: float(np.log(1 + (n_docs - df + 0.5) / (df + 0.5)))
-            for t, df in doc_freq.items()
-            if t in vocab
-        }
+        idf = {t: _idf(n_docs, df) for t, df in doc_freq.items() if t in vocab}
         chunk_ids = [r[0] for r in rows]
         return _Built(
             version,
@@ -270,10 +266,15 @@ class Bm25Store:
         built = self._load_or_build(workspace_id)
         if built is None:
             return None
-        terms = [t for t in dict.fromkeys(tokenize(query)) if t in built.idf]
+        asked = list(dict.fromkeys(tokenize(query)))
+        terms = [t for t in asked if t in built.idf]
         if not terms:
             return None
-        return KeywordScores(built, terms, built.retriever.get_scores(terms))
+        # A query term no chunk contains still weighs in coverage's denominator, as the rarest
+        # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
+        # whichever chunk says "1990".
+        unknown = (len(asked) - len(terms)) * _idf(len(built.chunk_ids), 0)
+        return KeywordScores(built, terms, built.retriever.get_scores(terms), unknown)
 
     def search(
         self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()
@@ -289,12 +290,13 @@ class KeywordScores:
     built: _Built
     terms: list[str]
     values: np.ndarray
+    unknown_weight: float = 0.0  # IDF weight of the query terms absent from the workspace
 
     def coverage(self, i: int) -> float:
         """Share of the query's IDF weight present in chunk ``i``: rare terms (codes, names)
         weigh most, so a chunk holding the one rare term of a query covers most of it."""
         idf = self.built.idf
-        total = sum(idf[t] for t in self.terms) or 1.0
+        total = sum(idf[t] for t in self.terms) + self.unknown_weight or 1.0
         tokens = self.built.token_sets[i]
         return round(sum(idf[t] for t in self.terms if t in tokens) / total, 4)
 
@@ -329,6 +331,11 @@ class KeywordScores:
             for cid in chunk_ids
             if cid in position
         }
+
+
+def _idf(n_docs: int, doc_freq: int) -> float:
+    """BM25's (Lucene) inverse document frequency."""
+    return float(np.log(1 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5)))
 
 
 def _as_tokenized(corpus: list[list[str]]) -> bm25s.tokenization.Tokenized:

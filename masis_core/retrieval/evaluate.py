@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from masis_core.config import Settings
+from masis_core.errors import MasisError
 from masis_core.llm.engine import OfflineEngine
 from masis_core.retrieval.hybrid import MODES, Mode, retrieve
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
@@ -100,11 +101,13 @@ def evaluate_retrieval(
     use_variants: bool = True,
     limit: int | None = None,
     progress: Callable[[str], None] | None = None,
-    **retrieve_options: Any,
+    configs: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Metrics per retrieval configuration on one index; ``configs`` maps a column label to
+    ``retrieve`` options (default: one column per mode)."""
     corpus, queries, qrels = load_beir(dataset)
     qids = [q for q in queries if q in qrels][:limit]
-    depth = max(k, 10)
+    configs = configs or {m: {"mode": m} for m in modes}
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
         bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("eval", embed_model)
@@ -119,20 +122,18 @@ def evaluate_retrieval(
             "variants": use_variants,
             "modes": {},
         }
-        for mode in modes:
+        for label, options in configs.items():
             if progress:
-                progress(f"querying ({mode})")
+                progress(f"querying ({label})")
             per_query = []
             for qid in qids:
-                question = queries[qid]["text"]
                 found = retrieve(
                     bench,
                     ws.id,
                     embed_model,
-                    query_variants(question, use_variants),
-                    depth,
-                    mode=mode,
-                    **retrieve_options,
+                    query_variants(queries[qid]["text"], use_variants),
+                    max(k, 10),
+                    **options,
                 )
                 ranked = [c.metadata.get("doc_id", "") for c in found]
                 relevant = qrels[qid]
@@ -144,7 +145,7 @@ def evaluate_retrieval(
                         "mrr@10": mrr_at(ranked, relevant, 10),
                     }
                 )
-            report["modes"][mode] = _summarise(per_query)
+            report["modes"][label] = _summarise(per_query)
     return report
 
 
@@ -186,4 +187,199 @@ def format_table(report: dict[str, Any]) -> str:
     first = report["modes"][modes[0]]["by_category"]
     for cat, vals in first.items():
         lines.append(row(f"{cat} ({vals['queries']})", lambda r, c=cat: r["by_category"][c]))
+    return "\n".join(lines)
+
+
+def load_page_questions(path: Path) -> list[dict[str, Any]]:
+    """``[{"doc": "<pdf file name>", "question": "...", "gold_page": N}, ...]``, checked."""
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise MasisError(f"cannot read the question file {path}: {exc}") from exc
+    if not isinstance(rows, list):
+        raise MasisError(f"{path} must hold a JSON list of question objects")
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not {"doc", "question", "gold_page"} <= set(row):
+            raise MasisError(f"{path}, item {n}: needs 'doc', 'question' and 'gold_page'")
+    return rows
+
+
+def page_hit(chunk_meta: dict[str, Any], doc: str, gold_page: int) -> bool:
+    """A chunk of that document whose page range holds the gold page or the page after it
+    (a question often names the heading that closes the page before its answer)."""
+    if chunk_meta.get("filename") != doc:
+        return False
+    start, end = int(chunk_meta.get("page_start", 0)), int(chunk_meta.get("page_end", 0))
+    return start <= gold_page <= end or start <= gold_page + 1 <= end
+
+
+def _ingest_folder(bench: Workbench, ws_id: str, pdfs: Path, progress) -> list[dict[str, Any]]:
+    from ingest.pipeline import Ingestor, expand_paths
+
+    ws = bench.registry.require_workspace(ws_id)
+    ingestor = Ingestor(bench)
+    reports = []
+    for path in expand_paths([pdfs]):
+        if progress:
+            progress(f"ingesting {path.name}")
+        reports.append(ingestor.ingest_path(ws, path).to_json())
+    return reports
+
+
+def evaluate_pages(
+    pdfs: Path,
+    questions_file: Path,
+    k: int = 5,
+    mode: Mode = "hybrid",
+    embed_model: str = "wordllama",
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest a folder of real PDFs, then page-hit@k for each labelled question."""
+    questions = load_page_questions(questions_file)
+    with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
+        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        ws = bench.registry.create_workspace("pages", embed_model)
+        files = _ingest_folder(bench, ws.id, pdfs, progress)
+        ingested = {f["file"] for f in files if f["status"] in ("ingested", "duplicate")}
+        rows = []
+        for q in questions:
+            found = retrieve(
+                bench, ws.id, embed_model, query_variants(q["question"], True), k, mode=mode
+            )
+            hit_rank = next(
+                (
+                    n
+                    for n, c in enumerate(found, start=1)
+                    if page_hit(c.metadata, q["doc"], int(q["gold_page"]))
+                ),
+                None,
+            )
+            rows.append(
+                {
+                    **q,
+                    "hit": hit_rank is not None,
+                    "rank": hit_rank,
+                    "doc_ingested": q["doc"] in ingested,
+                    "retrieved": [
+                        f"{c.metadata.get('filename')} p.{c.metadata.get('page_start')}"
+                        f"-{c.metadata.get('page_end')}"
+                        for c in found
+                    ],
+                }
+            )
+    per_doc: dict[str, list[bool]] = defaultdict(list)
+    for r in rows:
+        per_doc[r["doc"]].append(r["hit"])
+    return {
+        "pdfs": str(pdfs),
+        "k": k,
+        "mode": mode,
+        "files": files,
+        "questions": len(rows),
+        f"page_hit@{k}": round(mean(r["hit"] for r in rows), 4) if rows else 0.0,
+        "mrr": round(mean(1 / r["rank"] if r["rank"] else 0 for r in rows), 4) if rows else 0.0,
+        "by_doc": {
+            d: {"questions": len(v), f"page_hit@{k}": round(mean(v), 4)}
+            for d, v in sorted(per_doc.items())
+        },
+        "results": rows,
+    }
+
+
+def calibrate(
+    bench: Workbench,
+    ws_id: str,
+    questions_file: Path,
+    keep: float = 0.85,
+    depth: int = 20,
+) -> dict[str, Any]:
+    """Score distributions of relevant vs irrelevant candidates in a real workspace, and the
+    similarity threshold that keeps ``keep`` of the relevant ones."""
+    from masis_core.retrieval.thresholds import threshold_for
+
+    ws = bench.registry.require_workspace(ws_id)
+    questions = load_page_questions(questions_file)
+    dense: dict[bool, list[float]] = {True: [], False: []}
+    coverage: dict[bool, list[float]] = {True: [], False: []}
+    for q in questions:
+        for c in retrieve(
+            bench, ws.id, ws.embed_model, query_variants(q["question"], True), depth, mode="hybrid"
+        ):
+            relevant = page_hit(c.metadata, q["doc"], int(q["gold_page"]))
+            dense[relevant].append(c.dense)
+            coverage[relevant].append(c.coverage)
+    if not dense[True]:
+        raise MasisError(
+            "no relevant passage was retrieved for any question: check the 'doc' names and "
+            "'gold_page' numbers against the workspace's documents"
+        )
+    pct = (5, 10, 25, 50, 75, 90)
+
+    def dist(values: list[float]) -> dict[str, float]:
+        return {f"p{p}": round(float(np.percentile(values, p)), 4) for p in pct} if values else {}
+
+    threshold = round(float(np.percentile(dense[True], (1 - keep) * 100)), 3)
+    current = threshold_for(ws.embed_model, 0)
+    return {
+        "workspace": ws.id,
+        "embedder": ws.embed_model,
+        "questions": len(questions),
+        "relevant": len(dense[True]),
+        "irrelevant": len(dense[False]),
+        "similarity": {"relevant": dist(dense[True]), "irrelevant": dist(dense[False])},
+        "keyword_coverage": {"relevant": dist(coverage[True]), "irrelevant": dist(coverage[False])},
+        "keep": keep,
+        "suggested_threshold": threshold,
+        "irrelevant_kept_at_suggested": round(
+            float(np.mean(np.asarray(dense[False]) >= threshold)), 4
+        )
+        if dense[False]
+        else 0.0,
+        "current_threshold": current,
+        "relevant_kept_at_current": round(float(np.mean(np.asarray(dense[True]) >= current)), 4),
+    }
+
+
+def format_pages(report: dict[str, Any]) -> str:
+    k = report["k"]
+    failed = [f for f in report["files"] if f["status"] == "failed"]
+    lines = [
+        f"{len(report['files'])} files ingested from {report['pdfs']} ({len(failed)} failed), "
+        f"{report['questions']} questions, mode {report['mode']}",
+        f"page-hit@{k}: {report[f'page_hit@{k}']:.3f}   MRR: {report['mrr']:.3f}",
+        "",
+        f"{'document':40} | questions | page-hit@{k}",
+    ]
+    for doc, v in report["by_doc"].items():
+        lines.append(f"{doc[:40]:40} | {v['questions']:9} | {v[f'page_hit@{k}']:.3f}")
+    misses = [r for r in report["results"] if not r["hit"]]
+    if misses:
+        lines += ["", "misses:"]
+        lines += [f"  {r['doc']} p.{r['gold_page']}: {r['question'][:70]}" for r in misses]
+    return "\n".join(lines)
+
+
+def format_calibration(report: dict[str, Any]) -> str:
+    lines = [
+        f"workspace {report['workspace']} ({report['embedder']}), {report['questions']} "
+        f"questions: {report['relevant']} relevant and {report['irrelevant']} irrelevant "
+        "candidates",
+        "",
+        f"{'percentile':>10} | {'similarity: relevant':>20} | {'irrelevant':>10} | "
+        f"{'keyword coverage: relevant':>26} | {'irrelevant':>10}",
+    ]
+    sim, cov = report["similarity"], report["keyword_coverage"]
+    for p in sim["relevant"]:
+        lines.append(
+            f"{p:>10} | {sim['relevant'][p]:20.3f} | {sim['irrelevant'].get(p, 0):10.3f} | "
+            f"{cov['relevant'].get(p, 0):26.3f} | {cov['irrelevant'].get(p, 0):10.3f}"
+        )
+    lines += [
+        "",
+        f"threshold keeping {report['keep']:.0%} of relevant chunks: "
+        f"{report['suggested_threshold']} (irrelevant kept: "
+        f"{report['irrelevant_kept_at_suggested']:.0%})",
+        f"current first-pass threshold: {report['current_threshold']} (relevant kept: "
+        f"{report['relevant_kept_at_current']:.0%})",
+    ]
     return "\n".join(lines)

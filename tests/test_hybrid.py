@@ -1,0 +1,294 @@
+"""Keyword search, fusion and the evaluation harness on real Chroma, SQLite and bm25s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import Ingestor
+from masis_core.__main__ import main as masis_main
+from masis_core.nodes import researcher
+from masis_core.retrieval.bm25 import tokenize
+from masis_core.retrieval.evaluate import evaluate_retrieval, page_hit
+from masis_core.retrieval.hybrid import retrieve, rrf
+from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
+from masis_core.services import Workbench
+from tests.pdfs import make_pdf
+from tests.test_research import ctx_config, researcher_state
+
+# Fault-code paragraphs that look alike to a dense embedder: only the code tells them apart.
+CODES = {
+    f"E-{n}": (
+        f"Fault code E-{n} on the controller display means the {part} reported an error. "
+        f"Switch the unit off, wait one minute and check the {part} connector before restarting. "
+        "If the fault returns, call service with the code and the serial number of the unit."
+    )
+    for n, part in zip(
+        range(4101, 4121),
+        [
+            "pump",
+            "fan",
+            "valve",
+            "sensor",
+            "heater",
+            "motor",
+            "relay",
+            "filter",
+            "panel",
+            "board",
+            "switch",
+            "cable",
+            "meter",
+            "drive",
+            "brake",
+            "clutch",
+            "gear",
+            "coil",
+            "lamp",
+            "timer",
+        ],
+        strict=True,
+    )
+}
+
+
+@pytest.fixture
+def faults(bench: Workbench):
+    ws = bench.create_workspace("faults", "wordllama")
+    ingestor = Ingestor(bench)
+    for code, text in CODES.items():
+        assert ingestor.ingest_bytes(ws, text.encode(), f"{code}.txt").status == "ingested"
+    return ws
+
+
+def filenames(found) -> list[str]:
+    return [c.metadata["filename"] for c in found]
+
+
+def test_tokenizer_keeps_codes_whole_and_in_parts() -> None:
+    tokens = tokenize("Error E-1042 after firmware 2.7.4 on the pumps")
+    assert {"e1042", "1042", "274", "pump", "firmwar"} <= set(tokens)
+    assert "the" not in tokens and "on" not in tokens
+
+
+def test_exact_code_found_by_hybrid_that_dense_alone_misses(bench, faults) -> None:
+    misses = 0
+    for code in CODES:
+        question = f"What does fault {code} mean?"
+        dense = filenames(retrieve(bench, faults.id, "wordllama", [question], 3, mode="dense"))
+        hybrid = filenames(retrieve(bench, faults.id, "wordllama", [question], 3, mode="hybrid"))
+        assert hybrid[0] == f"{code}.txt", (code, hybrid)
+        misses += dense[0] != f"{code}.txt"
+    assert misses >= len(CODES) // 2, "the dense side was expected to confuse the codes"
+
+
+def test_keyword_hits_record_why_they_were_kept(bench, faults) -> None:
+    out = researcher.node(
+        researcher_state("faults", "fault E-4117 gear", retrieval_mode="hybrid"),
+        ctx_config(bench),
+    )
+    top = out["evidence"][0]
+    assert top["filename"] == "E-4117.txt"
+    assert top["kept_by"] in ("keyword", "both")
+    assert top["keyword_rank"] == 1 and top["coverage"] >= researcher.KEYWORD_COVERAGE
+    (trace,) = out["trace"]
+    assert trace["mode"] == "hybrid"
+    assert sum(trace["kept_by"].values()) == trace["chunks"]
+
+
+def test_keyword_only_chunk_survives_a_strict_similarity_threshold(bench, faults) -> None:
+    strict = {"threshold_override": 0.99}
+    hybrid = researcher.node(
+        researcher_state("faults", "E-4105", retrieval_mode="hybrid", **strict), ctx_config(bench)
+    )
+    dense = researcher.node(
+        researcher_state("faults", "E-4105", retrieval_mode="dense", **strict), ctx_config(bench)
+    )
+    assert [e["filename"] for e in hybrid["evidence"]] == ["E-4105.txt"]
+    assert hybrid["evidence"][0]["kept_by"] == "keyword"
+    assert hybrid["trace"][0]["filtered_out"] >= 1  # the other candidates still count
+    assert dense["evidence"] == [] and dense["hitl"]["kind"] == "no_evidence"
+
+
+def test_deleted_documents_disappear_from_keyword_results(bench, faults) -> None:
+    doc = next(d for d in bench.documents("faults") if d.filename == "E-4107.txt")
+    assert filenames(retrieve(bench, "faults", "wordllama", ["E-4107"], 3, "bm25"))[0] == (
+        "E-4107.txt"
+    )
+    bench.delete_document("faults", doc.doc_id)
+    found = filenames(retrieve(bench, "faults", "wordllama", ["E-4107"], 3, "bm25"))
+    assert "E-4107.txt" not in found
+    assert doc.doc_id not in set(bench.bm25.rows("faults").values())
+
+
+def test_keyword_search_never_crosses_workspaces(bench, faults) -> None:
+    other = bench.create_workspace("other", "wordllama")
+    Ingestor(bench).ingest_bytes(other, b"Secret project E-4101 budget is 9 million.", "x.txt")
+    for mode in ("bm25", "hybrid"):
+        mine = retrieve(bench, "faults", "wordllama", ["E-4101 secret budget"], 20, mode)
+        theirs = retrieve(bench, "other", "wordllama", ["E-4101 secret budget"], 20, mode)
+        assert {c.metadata["workspace_id"] for c in mine} == {"faults"}
+        assert filenames(theirs) == ["x.txt"]
+    bench.delete_workspace("other")
+    assert bench.bm25.rows("other") == {}
+    assert not (bench.settings.data_dir / "bm25" / "other").exists()
+
+
+def test_excluded_documents_are_masked_inside_the_keyword_search(bench, faults) -> None:
+    doc = next(d for d in bench.documents("faults") if d.filename == "E-4103.txt")
+    hits = bench.keyword_index("faults").search("faults", "E-4103", 5, exclude_docs=[doc.doc_id])
+    assert doc.doc_id not in {h.doc_id for h in hits}
+
+
+def test_index_is_built_once_per_change_not_per_query(bench, faults) -> None:
+    index = bench.keyword_index("faults")
+    index.search("faults", "pump", 3)
+    built = index._built["faults"]
+    index.search("faults", "fan", 3)
+    assert index._built["faults"] is built
+    Ingestor(bench).ingest_bytes(
+        bench.registry.require_workspace("faults"), b"Fault E-4200: the door is open.", "d.txt"
+    )
+    assert index.search("faults", "E-4200", 1)[0].chunk_id.startswith("faults/")
+    assert index._built["faults"] is not built
+
+
+def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, settings) -> None:
+    # A crash between the two writes: rows lost for one document, a stray row for another.
+    rows = bench.bm25.rows("faults")
+    lost = next(cid for cid, doc in rows.items())
+    with bench.bm25._conn() as conn:
+        conn.execute("DELETE FROM bm25_chunks WHERE chunk_id = ?", (lost,))
+        conn.execute(
+            "INSERT INTO bm25_chunks VALUES ('faults', 'faults/ghost/000000', 'ghost', 'e4101')"
+        )
+    restarted = Workbench(settings)  # a new process checks once, on first use
+    restarted.keyword_index("faults")
+    repaired = restarted.bm25.rows("faults")
+    assert repaired == rows
+    assert "faults/ghost/000000" not in repaired
+
+
+def test_rrf_on_known_rankings() -> None:
+    fused = rrf([["a", "b", "c"], ["b", "c", "d"]], k=60)
+    assert list(fused) == ["b", "c", "a", "d"]
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    weighted = rrf([["a"], ["b"]], k=1, weights=[1.0, 3.0])
+    assert weighted == {"b": pytest.approx(1.5), "a": pytest.approx(0.5)}
+
+
+def test_metrics_against_hand_computed_values() -> None:
+    ranked = ["x", "r1", "y", "r2", "z"]
+    relevant = {"r1", "r2", "r3"}
+    assert recall_at(ranked, relevant, 2) == pytest.approx(1 / 3)
+    assert recall_at(ranked, relevant, 5) == pytest.approx(2 / 3)
+    dcg = 1 / 1.584962500721156 + 1 / 2.321928094887362  # ranks 2 and 4
+    ideal = 1 + 1 / 1.584962500721156 + 1 / 2.0  # three relevant at ranks 1..3
+    assert ndcg_at(ranked, relevant, 10) == pytest.approx(dcg / ideal)
+    assert mrr_at(ranked, relevant, 10) == pytest.approx(0.5)
+    assert mrr_at(["x"], relevant, 10) == 0.0 and ndcg_at([], relevant) == 0.0
+
+
+def test_page_hit_accepts_the_gold_page_or_the_next() -> None:
+    meta = {"filename": "m.pdf", "page_start": 5, "page_end": 6}
+    assert page_hit(meta, "m.pdf", 5) and page_hit(meta, "m.pdf", 4)
+    assert not page_hit(meta, "m.pdf", 7) and not page_hit(meta, "n.pdf", 5)
+
+
+@pytest.fixture
+def beir(tmp_path: Path) -> Path:
+    d = tmp_path / "beir"
+    (d / "qrels").mkdir(parents=True)
+    docs = {code.lower(): text for code, text in CODES.items()}
+    (d / "corpus.jsonl").write_text(
+        "\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in docs.items())
+    )
+    queries = [
+        {"_id": f"q{n}", "text": f"What does {code} mean?", "metadata": {"category": cat}}
+        for n, (code, cat) in enumerate(zip(CODES, ["codes", "names"] * 10, strict=True))
+    ]
+    (d / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    qrels = ["query-id\tcorpus-id\tscore"] + [
+        f"q{n}\t{code.lower()}\t1" for n, code in enumerate(CODES)
+    ]
+    (d / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
+    return d
+
+
+def test_evaluation_harness_reports_per_mode_and_category(beir, settings) -> None:
+    report = evaluate_retrieval(beir, k=5, use_variants=False)
+    assert set(report["modes"]) == {"dense", "bm25", "hybrid"}
+    hybrid = report["modes"]["hybrid"]
+    assert set(hybrid["by_category"]) == {"codes", "names"}
+    assert hybrid["by_category"]["codes"]["queries"] == 10
+    assert hybrid["overall"]["ndcg@10"] == pytest.approx(1.0)
+    assert report["modes"]["dense"]["overall"]["ndcg@10"] < 0.9
+
+
+def test_eval_commands_print_json(beir, tmp_path, capsys, settings) -> None:
+    assert (
+        masis_main(
+            ["eval", "retrieval", "--dataset", str(beir), "--mode", "bm25", "--k", "3", "--json"]
+        )
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["modes"]) == ["bm25"] and report["k"] == 3
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    (pdfs / "faults.pdf").write_bytes(make_pdf([CODES["E-4101"], CODES["E-4113"]]))
+    questions = tmp_path / "q.json"
+    questions.write_text(
+        json.dumps(
+            [
+                {"doc": "faults.pdf", "question": "What does E-4113 mean?", "gold_page": 2},
+                {"doc": "missing.pdf", "question": "Anything?", "gold_page": 1},
+            ]
+        )
+    )
+    assert (
+        masis_main(["eval", "pages", "--pdfs", str(pdfs), "--questions", str(questions), "--json"])
+        == 0
+    )
+    pages = json.loads(capsys.readouterr().out)
+    assert pages["questions"] == 2 and pages["page_hit@5"] == 0.5
+    assert [r["hit"] for r in pages["results"]] == [True, False]
+    assert pages["files"][0]["status"] == "ingested"
+
+
+def test_calibrate_reports_distributions_and_a_threshold(bench, tmp_path, capsys) -> None:
+    ws = bench.create_workspace("cal", "wordllama")
+    Ingestor(bench).ingest_bytes(
+        ws, make_pdf([CODES["E-4101"], CODES["E-4102"], CODES["E-4103"]]), "codes.pdf"
+    )
+    questions = tmp_path / "q.json"
+    questions.write_text(
+        json.dumps(
+            [
+                {"doc": "codes.pdf", "question": f"What does {c} mean?", "gold_page": n}
+                for n, c in enumerate(["E-4101", "E-4102", "E-4103"], start=1)
+            ]
+        )
+    )
+    assert masis_main(["calibrate", "-w", "cal", "--questions", str(questions), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["relevant"] >= 3
+    assert 0 < report["suggested_threshold"] <= report["similarity"]["relevant"]["p50"]
+    assert report["current_threshold"] == 0.27
+
+
+def test_one_shared_word_does_not_make_an_off_topic_question_a_keyword_match(bench, faults):
+    out = researcher.node(
+        researcher_state(
+            "faults",
+            "What was the population of Mongolia's capital city in 1990 near the pump?",
+            retrieval_mode="hybrid",
+            threshold_override=0.99,
+        ),
+        ctx_config(bench),
+    )
+    assert out["evidence"] == []
+    assert out["hitl"]["kind"] == "no_evidence"
