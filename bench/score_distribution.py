@@ -12,7 +12,6 @@ of the positives.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from pathlib import Path
 
@@ -20,27 +19,7 @@ import numpy as np
 
 from masis_core.config import get_settings
 from masis_core.llm.embeddings import get_embedder
-
-
-def load(dataset: Path) -> tuple[dict[str, str], dict[str, str], dict[str, set[str]]]:
-    corpus = {}
-    with (dataset / "corpus.jsonl").open() as fh:
-        for line in fh:
-            row = json.loads(line)
-            corpus[row["_id"]] = row["text"]
-    queries = {}
-    with (dataset / "queries.jsonl").open() as fh:
-        for line in fh:
-            row = json.loads(line)
-            queries[row["_id"]] = row["text"]
-    qrels: dict[str, set[str]] = {}
-    with (dataset / "qrels" / "test.tsv").open() as fh:
-        next(fh)
-        for line in fh:
-            qid, did, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(qid, set()).add(did)
-    return corpus, queries, qrels
+from masis_core.retrieval.evaluate import load_beir
 
 
 def main() -> None:
@@ -52,7 +31,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    corpus, queries, qrels = load(args.dataset)
+    corpus, query_rows, qrels = load_beir(args.dataset)
+    queries = {q: row["text"] for q, row in query_rows.items()}
     embedder = get_embedder(args.embedder, get_settings())
     ids = list(corpus)
     doc_vecs = embedder.embed_documents([corpus[i] for i in ids])

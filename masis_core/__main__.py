@@ -84,6 +84,9 @@ def finish(rec: RunRecord, as_json: bool) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     bench = Workbench()
     researcher = Researcher(bench)
+    web_ready, web_reason = bench.web_status()
+    if args.web and not web_ready:
+        print(f"note: web search is off. {web_reason}", file=sys.stderr)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     rec = researcher.ask(
         args.workspace,

@@ -47,6 +47,16 @@ class Settings(BaseSettings):
         description="Enables web search (Tavily's own variable `TAVILY_API_KEY`).",
     )
     tavily_base_url: str | None = Field(None, description="Tavily endpoint (tests, proxies).")
+    tavily_timeout_s: float = Field(20.0, gt=0, description="Seconds to wait for one search.")
+    web_max_results: int = Field(5, ge=1, le=20, description="Results asked per web query.")
+    web_trusted_only: bool = Field(
+        False, description="Restrict web results to `trusted_domains` (Tavily's domain filter)."
+    )
+    trusted_domains: list[str] = Field(
+        ["wikipedia.org", "britannica.com", ".edu", ".gov"],
+        description="Domains allowed in trusted-sources mode (JSON list).",
+    )
+    web_cache_ttl_h: float = Field(24.0, ge=0, description="Hours a cached web result stays.")
     max_upload_mb: int = Field(200, ge=1, description="Largest accepted file, in MB.")
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")

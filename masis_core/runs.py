@@ -20,6 +20,7 @@ from masis_core.llm.engine import Engine, OfflineEngine
 from masis_core.nodes.human_review import InvalidResponse
 from masis_core.registry import connect, now_iso
 from masis_core.services import Workbench
+from masis_core.web import make_web_search
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +150,8 @@ class Researcher:
         self.bench = bench
         self.graph = compile_graph(bench.settings.db_path)
         self.store = RunStore(bench)
-        self.web_search = web_search
+        # No key, no web hook: then nothing in a run can attempt a web request.
+        self.web_search = web_search if web_search is not None else make_web_search(bench.settings)
 
     def _config(self, run_id: str, engine: str) -> dict[str, Any]:
         ctx = RunContext(self.bench, make_engine(self.bench, engine), self.web_search)

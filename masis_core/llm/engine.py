@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from masis_core.llm import offline
@@ -31,19 +32,44 @@ class Engine(Protocol):
     def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult: ...
 
 
+RECENCY_WORDS = frozenset(
+    {
+        "latest", "current", "currently", "recent", "recently", "today", "now", "news",
+        "newest", "update", "updated", "yesterday", "upcoming", "trend", "trends",
+    }
+)  # fmt: skip
+
+
+def needs_recent_information(question: str) -> bool:
+    """Rule-based: the question asks about something newer than a document set can know."""
+    words = {w.strip("?.,!:;()'\"").lower() for w in question.split()}
+    this_year = str(datetime.now(UTC).year)
+    return bool(words & RECENCY_WORDS) or this_year in words or "this year" in question.lower()
+
+
 def default_allocation(question: str, alternatives: list[str], web_enabled: bool) -> dict:
+    """Seed 001's allocation without a model: documents always; the web for the question
+    itself, and for every phrasing when the question is about recent events."""
     queries = [question[:500], *alternatives]
-    if web_enabled:
+    if not web_enabled:
         return {
             "rag_queries": queries,
-            "web_queries": [question[:400]],
-            "strategy": "Your documents are searched with every phrasing; the web is asked the "
-            "question itself to fill gaps. Document evidence is authoritative where both speak.",
+            "web_queries": [],
+            "strategy": "Web search is off: every query goes to the workspace's documents.",
+        }
+    if needs_recent_information(question):
+        return {
+            "rag_queries": queries,
+            "web_queries": [q[:400] for q in queries],
+            "strategy": "The question asks about recent events, which documents may predate: "
+            "every phrasing also goes to the web. Document evidence stays authoritative for "
+            "what the documents cover.",
         }
     return {
         "rag_queries": queries,
-        "web_queries": [],
-        "strategy": "Web search is off: every query goes to the workspace's documents.",
+        "web_queries": [question[:400]],
+        "strategy": "Your documents are searched with every phrasing; the web is asked the "
+        "question itself to fill gaps. Document evidence is authoritative where both speak.",
     }
 
 

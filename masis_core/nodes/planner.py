@@ -37,9 +37,17 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         ][:MAX_ALTERNATIVES]
         allocation = ctx.engine.allocate(question, alts, web_enabled)
         plan_value = dict(allocation.value)
-    rag = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("rag_queries") or [question]]
+    kb_empty = not ctx.bench.documents(state["workspace_id"]) if "workspace_id" in state else False
+    if web_enabled and kb_empty:
+        # Nothing to search locally: everything goes to the web (seed 001, "web-only").
+        plan_value = {
+            "rag_queries": [],
+            "web_queries": [question, *alts],
+            "strategy": "The workspace has no documents yet: every query goes to the web.",
+        }
+    rag = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("rag_queries", [question])]
     augmented = False
-    if retry_count > 0:
+    if retry_count > 0 and rag:
         focused = augmented_query(question, state.get("critique") or {})
         if focused != question:
             rag = [focused, *[q for q in rag if q != question]]

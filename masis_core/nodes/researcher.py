@@ -81,7 +81,10 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     ws, model = state["workspace_id"], state["embed_model"]
     retry_count = int(state.get("retry_count") or 0)
     plan = state.get("plan") or {}
-    queries = plan.get("rag_queries") or [state["question"]]
+    queries = plan.get("rag_queries", [state["question"]])
+    if not queries:  # the planner sent everything to the web
+        entry = {"node": "researcher", "skipped": True, "reason": "web only", "duration_ms": 0}
+        return {"evidence": [], "trace": [entry]}
     limit = clamp_limit(FIRST_PASS_LIMIT if retry_count == 0 else RETRY_LIMIT)
     threshold = threshold_for(model, retry_count, state.get("threshold_override"))
     excluded = list(state.get("excluded_docs") or [])

@@ -16,11 +16,27 @@ def all_evidence(state: ResearchState) -> list[Evidence]:
     return [*(state.get("evidence") or []), *(state.get("web_evidence") or [])]
 
 
+NO_EVIDENCE_ANYWHERE = (
+    "Neither your documents nor the web returned anything usable for this question. "
+    "Rephrase it, or upload documents that cover the topic."
+)
+
+
 def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
-    if (state.get("hitl") or {}).get("kind") == "no_evidence":
-        return {"trace": [{"node": "synthesizer", "skipped": True, "reason": "no evidence"}]}
-    ctx = ctx_of(config)
     evidence = all_evidence(state)
+    hitl = state.get("hitl") or {}
+    if not evidence:
+        skipped = {"node": "synthesizer", "skipped": True, "reason": "no evidence"}
+        if hitl.get("kind") == "no_evidence":  # the researcher already said why
+            return {"trace": [skipped]}
+        review = {
+            "kind": "no_evidence",
+            "message": NO_EVIDENCE_ANYWHERE,
+            "options": ["rephrase", "cancel"],
+            "details": {"web_errors": [], "filtered_out": 0},
+        }
+        return {"hitl": review, "trace": [skipped]}
+    ctx = ctx_of(config)
     emit({"node": "synthesizer", "status": f"writing from {len(evidence)} passages"})
     with timed() as t:
         result = ctx.engine.synthesize(
@@ -38,4 +54,6 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     }
     if result.error:
         entry["error"] = result.error
-    return {"draft_answer": draft, "trace": [entry]}
+    # Web evidence can answer where the documents had nothing: the review is not needed.
+    cleared = {"hitl": None} if hitl.get("kind") == "no_evidence" else {}
+    return {"draft_answer": draft, **cleared, "trace": [entry]}

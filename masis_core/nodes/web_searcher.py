@@ -33,8 +33,16 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     entry = {
         "node": "web_searcher",
         "queries": len(queries),
+        "query_texts": queries,
         "results": len(results),
+        "received": outcome.get("received", len(results)),
+        "duplicates_dropped": outcome.get("duplicates_dropped", 0),
+        "cache_hits": outcome.get("cache_hits", 0),
+        "api_calls": outcome.get("api_calls", 0),
+        "trusted_domains": outcome.get("domains"),
         "errors": outcome.get("errors", []),
         "duration_ms": t["ms"],
     }
+    if entry["errors"]:
+        entry["error"] = "; ".join(sorted({e["error"] for e in entry["errors"]}))
     return {"web_evidence": results, "trace": [entry]}

@@ -79,7 +79,14 @@ def panel_label(entry: dict[str, Any]) -> str:
             f"threshold {entry.get('threshold_used')}"
         )
     elif node == "web_searcher":
-        parts.append("skipped" if entry.get("skipped") else f"{entry.get('results', 0)} results")
+        if entry.get("skipped"):
+            parts.append("skipped")
+        else:
+            parts.append(
+                f"{entry.get('queries', 0)} queries, {entry.get('results', 0)} results, "
+                f"{entry.get('duplicates_dropped', 0)} duplicates dropped, "
+                f"{entry.get('cache_hits', 0)} from cache"
+            )
     elif node == "synthesizer":
         parts.append(
             "skipped" if entry.get("skipped") else f"{entry.get('sentences', 0)} cited sentences"
@@ -110,11 +117,16 @@ def node_panel(entry: dict[str, Any]) -> None:
             st.error(entry["error"])
         if entry.get("reason"):
             st.caption(f"Retry reason: {entry['reason']}")
+        for failure in entry.get("errors") or []:
+            st.warning(f"Web query “{failure['query']}”: {failure['error']}")
+        if entry.get("query_texts"):
+            st.caption("Web queries: " + " | ".join(entry["query_texts"]))
         if entry.get("alternatives"):
             st.caption("Alternative phrasings: " + " | ".join(entry["alternatives"]))
         if entry.get("strategy"):
             st.caption(f"Strategy: {entry['strategy']}")
-        rest = {k: v for k, v in entry.items() if k not in (*HEADLINE, "node", "alternatives")}
+        shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors")
+        rest = {k: v for k, v in entry.items() if k not in shown}
         if rest:
             st.json(rest, expanded=False)
 
