@@ -8,10 +8,12 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from tests.loopback import LoopbackServer
 
 CREATED = "2026-11-22T12:00:00.000000Z"
 
@@ -123,26 +125,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, final)
 
 
-class FakeOllama:
+class FakeOllama(LoopbackServer):
     """Context manager: ``with FakeOllama() as fake: fake.url``."""
 
     def __init__(self, state: FakeOllamaState | None = None) -> None:
-        self.state = state or FakeOllamaState()
-        handler = type("Handler", (_Handler,), {"state": self.state})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(_Handler, state or FakeOllamaState())
 
-    def __enter__(self) -> FakeOllama:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def release(self) -> None:
         if self.state.hang is not None:
             self.state.hang.set()
-        self.server.shutdown()
-        self.server.server_close()
 
     def requests_to(self, path: str) -> list[dict]:
         return [body for p, body in self.state.requests if p == path]

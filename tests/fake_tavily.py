@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 ERROR_DETAIL = {
     400: "Invalid request: query is too long.",
@@ -73,26 +75,15 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-class FakeTavily:
+class FakeTavily(LoopbackServer):
     """``with FakeTavily() as fake: fake.url`` — point ``MASIS_TAVILY_BASE_URL`` at it."""
 
     def __init__(self) -> None:
-        self.state = FakeTavilyState()
-        handler = type("Handler", (_Handler,), {"state": self.state})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(_Handler, FakeTavilyState())
 
-    def __enter__(self) -> FakeTavily:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def release(self) -> None:
         for event in self.state.hang.values():
             event.set()
-        self.server.shutdown()
-        self.server.server_close()
 
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.state.requests]
