@@ -17,7 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from masis_core.llm.engine import Engine
 from masis_core.services import Workbench
 
-WebSearch = Callable[[list[str]], dict[str, Any]]
+# (queries, trusted_only or None for the setting, domains or None for the setting) -> outcome
+WebSearch = Callable[[list[str], bool | None, list[str] | None], dict[str, Any]]
 
 
 @dataclass

@@ -166,6 +166,8 @@ class Researcher:
         max_retries: int | None = None,
         engine: str | None = None,
         mode: str | None = None,
+        trusted_only: bool | None = None,
+        trusted_domains: list[str] | None = None,
         on_event: Event | None = None,
     ) -> RunRecord:
         """Start a run; ``mode`` (dense | bm25 | hybrid) overrides MASIS_RETRIEVAL_MODE."""
@@ -188,6 +190,8 @@ class Researcher:
             "embed_model": ws.embed_model,
             "engine": engine,
             "web_enabled": web,
+            "web_trusted_only": trusted_only,
+            "trusted_domains": trusted_domains,
             "retrieval_mode": mode or self.bench.settings.retrieval_mode,
             "max_retries": max_retries,
             "retry_count": 0,

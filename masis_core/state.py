@@ -67,6 +67,8 @@ class ResearchState(TypedDict, total=False):
     embed_model: str
     engine: Literal["ollama", "offline"]
     web_enabled: bool
+    web_trusted_only: bool | None
+    trusted_domains: list[str] | None
     retrieval_mode: Literal["dense", "bm25", "hybrid"] | None
     max_retries: int | None
     retry_count: int

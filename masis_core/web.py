@@ -35,6 +35,11 @@ CREATE TABLE IF NOT EXISTS web_cache (
 """
 
 
+def parse_domains(text: str) -> list[str]:
+    """An analyst's "wikipedia.org, .gov" as a domain list."""
+    return [d.strip().lower() for d in text.replace(";", ",").split(",") if d.strip()]
+
+
 def normalise_url(url: str) -> str:
     """Case-insensitive, without fragment, default port or trailing slash: one page, one key."""
     parts = urlsplit(url.strip().lower())
@@ -133,14 +138,15 @@ class WebSearcher:
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
 
-    def params(self, trusted_only: bool) -> dict[str, Any]:
+    def params(self, trusted_only: bool, domains: Sequence[str] | None = None) -> dict[str, Any]:
         """What is sent besides the query; part of the cache key."""
         params: dict[str, Any] = {
             "max_results": self.settings.web_max_results,
             "search_depth": "basic",
         }
         if trusted_only:
-            params["include_domains"] = list(self.settings.trusted_domains)
+            chosen = [d.strip() for d in (domains or self.settings.trusted_domains) if d.strip()]
+            params["include_domains"] = chosen
         return params
 
     def _cached(self, key: str) -> list[dict[str, Any]] | None:
@@ -159,9 +165,15 @@ class WebSearcher:
                 (key, query, json.dumps(params), json.dumps(results), time.time()),
             )
 
-    def search(self, queries: Sequence[str], trusted_only: bool | None = None) -> WebOutcome:
+    def search(
+        self,
+        queries: Sequence[str],
+        trusted_only: bool | None = None,
+        domains: Sequence[str] | None = None,
+    ) -> WebOutcome:
+        """``trusted_only`` and ``domains`` override the settings for one run."""
         trusted = self.settings.web_trusted_only if trusted_only is None else trusted_only
-        params = self.params(trusted)
+        params = self.params(trusted, domains)
         out = WebOutcome(queries=list(queries), domains=params.get("include_domains"))
         raw: list[dict[str, Any]] = []
         for query in queries:
@@ -212,4 +224,6 @@ def make_web_search(settings: Settings) -> WebSearch | None:
     if settings.tavily_api_key is None:
         return None
     searcher = WebSearcher(settings)
-    return lambda queries: searcher.search(queries).as_dict()
+    return lambda queries, trusted=None, domains=None: searcher.search(
+        queries, trusted, domains
+    ).as_dict()

@@ -8,6 +8,7 @@ from masis_core.errors import MasisError
 from masis_core.ui.resources import researcher, workbench
 from masis_core.ui.sidebar import render_sidebar
 from masis_core.ui.views import LiveTrace, render_answer, render_trace, review_form, status_line
+from masis_core.web import parse_domains
 
 # The review a submit asked for; applied on the next script run, below the stored trace.
 PENDING = "review_pending"
@@ -39,6 +40,17 @@ with st.form("ask"):
     max_retries = right.number_input(
         "Max retries before asking you", min_value=0, max_value=5, value=2, step=1
     )
+    trusted = left.toggle(
+        "Trusted sources only",
+        value=bench.settings.web_trusted_only,
+        disabled=not web_ready,
+        help="Web results only from the domains below (Tavily's domain filter).",
+    )
+    domains = st.text_input(
+        "Trusted domains",
+        value=", ".join(bench.settings.trusted_domains),
+        disabled=not web_ready,
+    )
     asked = st.form_submit_button("Ask", type="primary")
 if not web_ready:
     st.caption(f"🌐 {web_reason}")
@@ -68,7 +80,14 @@ elif asked:
     st.markdown(f"#### {question.strip()}")
     rec = live_run(
         lambda on: research.ask(
-            ws.id, question, web=web, max_retries=int(max_retries), mode=mode, on_event=on
+            ws.id,
+            question,
+            web=web,
+            max_retries=int(max_retries),
+            mode=mode,
+            trusted_only=trusted,
+            trusted_domains=parse_domains(domains),
+            on_event=on,
         )
     )
     if rec is not None:

@@ -243,10 +243,13 @@ def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> N
     assert not toggle.disabled
     at.text_area[0].input(QUESTION)
     toggle.set_value(True)
+    at.toggle[1].set_value(True)  # trusted sources only
+    next(t for t in at.text_input if t.label == "Trusted domains").input("Wikipedia.org; .gov")
     at.button(key="FormSubmitter:ask-Ask").click().run()
     assert not at.exception, at.exception
+    assert tavily.bodies()[0]["include_domains"] == ["wikipedia.org", ".gov"]
     panel = next(s for s in at.status if "web_searcher" in s.label)
-    assert "2 results" in panel.label and "0 from cache" in panel.label
+    assert "1 results" in panel.label and "0 from cache" in panel.label
     web_source = next(e for e in at.main.expander if "wikipedia.org" in e.label)
     assert any(
         "](https://en.wikipedia.org/wiki/Hydraulic_pump)" in m.value for m in web_source.markdown

@@ -28,7 +28,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         }
     emit({"node": "web_searcher", "status": f"searching the web ({len(queries)} queries)"})
     with timed() as t:
-        outcome = ctx.web_search(queries)
+        outcome = ctx.web_search(
+            queries, state.get("web_trusted_only"), state.get("trusted_domains")
+        )
     results = outcome.get("results", [])
     entry = {
         "node": "web_searcher",
