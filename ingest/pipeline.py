@@ -7,7 +7,11 @@ A document answers queries only once every chunk is stored; any failure removes 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
+import os
+import signal
+import socket
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -77,17 +81,49 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
+OWNER = f"{socket.gethostname()}:{os.getpid()}"
+_CRASH_POINTS = itertools.count(1)
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process that claimed a document still runs. A row from another host (or
+    from before owners were recorded) counts as alive: only ``STALE_AFTER`` retires it."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def crash_point(name: str) -> None:
+    """Fault injection for the crash-safety test: with ``MASIS_TEST_KILL_AT=N`` the process
+    SIGKILLs itself at the N-th crash point it reaches. Unset (always, outside that test),
+    this only advances a counter."""
+    n = next(_CRASH_POINTS)
+    target = os.environ.get("MASIS_TEST_KILL_AT")
+    if target and n == int(target):
+        log.warning("test fault injection: killing the process at %s", name)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class Ingestor:
     def __init__(self, bench: Workbench) -> None:
         self.bench = bench
         self.settings = bench.settings
 
     def sweep_stale(self, now: datetime | None = None) -> int:
-        """Remove chunks and rows that a crashed ingest left half-written."""
+        """Remove what a crashed ingest left half-written: 'ingesting' rows whose process is
+        gone (or, from another host, older than ``STALE_AFTER``), their chunks, keyword rows
+        and stored file, and partial file writes."""
         cutoff = (now or datetime.now(UTC)) - STALE_AFTER
         swept = 0
         for doc in self.bench.registry.stale_documents():
-            if datetime.fromisoformat(doc.created_at) > cutoff:
+            if owner_alive(doc.owner) and datetime.fromisoformat(doc.created_at) > cutoff:
                 continue
             ws = self.bench.registry.get_workspace(doc.workspace_id)
             if ws is not None:
@@ -96,6 +132,8 @@ class Ingestor:
                 self.bench.registry.forget_document(doc.workspace_id, doc.doc_id)
                 self.bench.release_file(doc.doc_id)
             swept += 1
+        for part in self.bench.settings.files_dir.glob("*/*.part"):
+            part.unlink(missing_ok=True)  # a write cut short; the document was swept above
         if swept:
             log.warning("swept %d half-ingested documents left by an earlier crash", swept)
         return swept
@@ -121,6 +159,9 @@ class Ingestor:
             return FileReport(
                 display, doc_id, "duplicate", pages=existing.pages, chunks=existing.chunks
             )
+        if existing is not None and not owner_alive(existing.owner):
+            # Left 'ingesting' by a process that died: start this document over.
+            self.bench.delete_document(ws.id, doc_id)
         try:
             progress("parsing", 0, 1)
             parsed = parse_bytes(data, display)
@@ -148,7 +189,7 @@ class Ingestor:
             return report
         if parsed.empty_pages:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count))
-        if not self.bench.registry.claim_document(ws.id, doc_id, display, len(data)):
+        if not self.bench.registry.claim_document(ws.id, doc_id, display, len(data), OWNER):
             report.status = "failed"
             report.error = "busy: this file is being ingested by another process right now"
             return report
@@ -177,7 +218,9 @@ class Ingestor:
         chunks: list[Chunk],
         progress: Progress,
     ) -> None:
+        crash_point("claimed")
         self.bench.keep_file(doc_id, data)
+        crash_point("file kept")
         embedder = self.bench.embedder(ws.embed_model)
         ids = [chunk_id(ws.id, doc_id, c.index) for c in chunks]
         total = len(chunks)
@@ -204,10 +247,13 @@ class Ingestor:
                     for c in batch
                 ],
             )
+            crash_point("chunks written")
         progress("publishing", total, total)
         # Keyword rows before visibility: a visible chunk always has its BM25 row.
         self.bench.bm25.add(ws.id, doc_id, ids, [c.text for c in chunks])
+        crash_point("keyword rows written")
         self.bench.store.make_visible(ws.embed_model, ids)
+        crash_point("visible")
 
     def _rollback(self, ws: Workspace, doc_id: str) -> None:
         try:

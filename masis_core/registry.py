@@ -32,9 +32,12 @@ CREATE TABLE IF NOT EXISTS documents (
     size_bytes INTEGER NOT NULL DEFAULT 0,
     status TEXT NOT NULL,
     created_at TEXT NOT NULL,
+    owner TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (workspace_id, doc_id)
 );
 """
+# Columns added after the first release: (table, column, definition).
+MIGRATIONS = [("documents", "owner", "TEXT NOT NULL DEFAULT ''")]
 
 # Document lifecycle: a row is 'ingesting' while chunks are written and becomes 'ready' only
 # after all of them are stored and marked visible. Rows never stay 'failed': a failure removes
@@ -71,6 +74,7 @@ class Document:
     size_bytes: int
     status: str
     created_at: str
+    owner: str = ""
 
 
 @contextmanager
@@ -95,6 +99,10 @@ class Registry:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         with self._conn() as conn:
             conn.executescript(SCHEMA)
+            for table, column, definition in MIGRATIONS:
+                have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
@@ -138,14 +146,19 @@ class Registry:
             conn.execute("DELETE FROM workspaces WHERE id = ?", (ws_id,))
 
     # -- documents ----------------------------------------------------------------------
-    def claim_document(self, ws_id: str, doc_id: str, filename: str, size_bytes: int) -> bool:
-        """Insert an 'ingesting' row; False when the document is already there (duplicate)."""
+    def claim_document(
+        self, ws_id: str, doc_id: str, filename: str, size_bytes: int, owner: str = ""
+    ) -> bool:
+        """Insert an 'ingesting' row; False when the document is already there (duplicate).
+
+        ``owner`` ("host:pid") lets a later run tell a live ingest from one that was killed.
+        """
         try:
             with self._conn() as conn:
                 conn.execute(
                     "INSERT INTO documents (workspace_id, doc_id, filename, size_bytes, status,"
-                    " created_at) VALUES (?,?,?,?,?,?)",
-                    (ws_id, doc_id, filename, size_bytes, INGESTING, now_iso()),
+                    " created_at, owner) VALUES (?,?,?,?,?,?,?)",
+                    (ws_id, doc_id, filename, size_bytes, INGESTING, now_iso(), owner),
                 )
         except sqlite3.IntegrityError:
             return False

@@ -10,9 +10,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_module(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+def run_module(
+    args: list[str], data_dir: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        **(extra_env or {}),
         "MASIS_DATA_DIR": str(data_dir),
         "MASIS_PROVIDER": "offline",
         "OLLAMA_HOST": "http://127.0.0.1:9",
