@@ -21,7 +21,8 @@ from typing import Literal
 import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages
-from ingest.parsing import SUPPORTED_SUFFIXES, parse_bytes
+from ingest.isolate import parse_isolated
+from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
 from masis_core.registry import INGESTING, Workspace
 from masis_core.retrieval.store import chunk_id
@@ -71,6 +72,20 @@ def scanned_note(empty_pages: list[int], page_count: int) -> str:
 
 def _none_of(pages: int) -> str:
     return "its only page" if pages == 1 else f"none of its {pages} pages"
+
+
+MAX_NAME_CHARS = 200
+
+
+def display_name(filename: str) -> str:
+    """The uploaded name as display text: last path part (either separator), no control
+    characters, bounded length. It is never used as a path; this keeps it printable."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    if len(name) > MAX_NAME_CHARS:
+        stem, dot, suffix = name.rpartition(".")
+        name = f"{stem[: MAX_NAME_CHARS - len(suffix) - 2]}…{dot}{suffix}" if dot else name[:200]
+    return name or "upload"
 
 
 def doc_id_for(data: bytes) -> str:
@@ -142,7 +157,7 @@ class Ingestor:
         self, ws: Workspace, data: bytes, filename: str, progress: Progress = _noop
     ) -> FileReport:
         """Never raises for a bad file: the report carries the reason."""
-        display = Path(filename).name or "upload"
+        display = display_name(filename)
         limit = self.settings.max_upload_mb
         if len(data) > limit * 1024 * 1024:
             size_mb = len(data) / (1024 * 1024)
@@ -164,7 +179,7 @@ class Ingestor:
             self.bench.delete_document(ws.id, doc_id)
         try:
             progress("parsing", 0, 1)
-            parsed = parse_bytes(data, display)
+            parsed = parse_isolated(data, display, self.settings.parse_timeout_s)
             chunks = chunk_pages(
                 parsed.pages, self.settings.chunk_words, self.settings.chunk_overlap_words
             )

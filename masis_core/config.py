@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     )
     web_cache_ttl_h: float = Field(24.0, ge=0, description="Hours a cached web result stays.")
     max_upload_mb: int = Field(200, ge=1, description="Largest accepted file, in MB.")
+    parse_timeout_s: float = Field(
+        120.0, gt=0, description="Seconds one file may take to read before it is failed."
+    )
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 

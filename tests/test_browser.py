@@ -77,7 +77,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     ask(page, "Which driver should a USB UPS use on Solaris with NUT?")
     for node in ("planner", "researcher", "synthesizer", "critic", "evaluator"):
         expect(page.get_by_text(re.compile(rf"{node} ·")).first).to_be_visible()
-    expect(page.get_by_text("Sources")).to_be_visible()
+    expect(page.get_by_text("Sources", exact=True)).to_be_visible()
     first_source = page.get_by_text(re.compile(r"^\[1\] nut-solaris-usb\.pdf, page"))
     expect(first_source).to_be_visible()
     expect(page.get_by_text(re.compile(r"UGEN.*\[\d\]")).first).to_be_visible()
@@ -105,4 +105,4 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     idle(page)
     expect(page.get_by_text(re.compile(r"human_review · no_evidence → rephrase"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
-    expect(page.get_by_text("Sources")).to_be_visible()
+    expect(page.get_by_text("Sources", exact=True)).to_be_visible()

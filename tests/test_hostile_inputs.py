@@ -1,0 +1,180 @@
+"""Hostile and broken inputs: every file ends ingested or failed with a one-line reason, a
+failure leaves nothing behind, and nothing is written outside the data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+
+from ingest.pipeline import Ingestor
+from masis_core.config import Settings
+from masis_core.services import Workbench
+from tests.pdfs import filler, make_pdf
+from tests.proc import run_module
+
+CORPUS_ENV = "MASIS_PDF_CORPUS"
+
+
+def leftovers(bench: Workbench, ws_id: str, doc_id: str | None) -> list[str]:
+    """What a failed file must not leave: chunks, keyword rows, registry rows, stored files."""
+    found = []
+    if doc_id is None:
+        return found
+    got = bench.store.collection("wordllama").get(where={"doc_id": doc_id}, include=[])
+    if got["ids"]:
+        found.append(f"{len(got['ids'])} chunks")
+    if doc_id in set(bench.bm25.rows(ws_id).values()):
+        found.append("keyword rows")
+    if bench.registry.get_document(ws_id, doc_id) is not None:
+        found.append("registry row")
+    if len(doc_id) == 64 and bench.file_path(doc_id).exists():
+        found.append("stored file")
+    return found
+
+
+def files_under(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def blank_pages_pdf(pages: int) -> bytes:
+    pdf = FPDF()
+    for _ in range(pages):
+        pdf.add_page()
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "reason"),
+    [
+        (
+            "archive.pdf",
+            b"PK\x03\x04" + os.urandom(2000),
+            "corrupt: the file is not a readable PDF",
+        ),
+        ("empty.pdf", b"", "empty: the file has no content"),
+        ("image.png.pdf", b"\x89PNG\r\n\x1a\n" + bytes(500), "corrupt"),
+        ("notes.txt", b"\x00\x01\x02binary", "unreadable: binary content"),
+        ("blank.pdf", blank_pages_pdf(3000), "no text layer: none of its 3000 pages"),
+    ],
+)
+def test_bad_files_fail_alone_with_a_reason(bench, name, data, reason) -> None:
+    ws = bench.create_workspace("w", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, data, name)
+    assert report.status == "failed"
+    assert report.error.startswith(reason), report.error
+    assert "\n" not in report.error
+    assert leftovers(bench, "w", report.doc_id) == []
+
+
+def test_a_file_over_the_size_limit_is_refused_before_reading(bench, monkeypatch) -> None:
+    bench.settings.max_upload_mb = 1
+    ws = bench.create_workspace("w", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, b"%PDF-1.7" + bytes(1024 * 1024 + 1), "big.pdf")
+    assert report.status == "failed" and report.doc_id is None
+    assert report.error.startswith("too large: 1.0 MB exceeds the 1 MB limit")
+
+
+def test_a_file_that_parses_too_long_is_stopped_with_its_own_message(bench) -> None:
+    bench.settings.parse_timeout_s = 0.01
+    ws = bench.create_workspace("w", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, blank_pages_pdf(3000), "slow.pdf")
+    assert report.status == "failed"
+    assert report.error.startswith("timeout: reading the file took longer than 0.01 s")
+    assert leftovers(bench, "w", report.doc_id) == []
+    bench.settings.parse_timeout_s = 120
+    good = Ingestor(bench).ingest_bytes(ws, make_pdf([filler("pump", 200)]), "good.pdf")
+    assert good.status == "ingested"  # the time limit cost only the slow file
+
+
+HOSTILE_NAMES = [
+    "../../../../etc/passwd.pdf",
+    "/etc/shadow.pdf",
+    "..\\..\\windows\\system32.pdf",
+    "nul\x00byte.pdf",
+    "报告-" + "ü" * 300 + "-🚀.pdf",
+    "CON.pdf",
+    ".hidden.pdf",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_hostile_file_names_are_display_text_only(bench, tmp_path, name) -> None:
+    before = files_under(tmp_path)
+    ws = bench.create_workspace("w", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, make_pdf([filler("pump", 150)]), name)
+    assert report.status == "ingested", report.error
+    (doc,) = bench.documents("w")
+    assert "/" not in doc.filename and "\x00" not in doc.filename
+    written = files_under(tmp_path) - before
+    assert written and all(w.startswith("data/") for w in written), written
+    stored = bench.file_path(doc.doc_id)
+    assert stored.parent.parent == bench.settings.files_dir and stored.name == doc.doc_id
+
+
+def test_hostile_uploads_through_the_library_page(bench, tmp_path) -> None:
+    from tests.test_app import fresh_app
+
+    bench.create_workspace("demo", "wordllama")
+    before = files_under(tmp_path)
+    at = fresh_app().run()
+    at.file_uploader[0].set_value(
+        [
+            ("../../escape.pdf", make_pdf([filler("valve", 150)]), "application/pdf"),
+            ("fake.pdf", b"GIF89a not a pdf", "application/pdf"),
+            ("empty.pdf", b"", "application/pdf"),
+        ]
+    )
+    at.button(key="FormSubmitter:upload-Ingest").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("file")
+    assert table.loc["escape.pdf", "status"] == "ingested"
+    assert table.loc["fake.pdf", "error"].startswith("corrupt")
+    assert table.loc["empty.pdf", "error"].startswith("empty")
+    assert all(w.startswith("data/") for w in files_under(tmp_path) - before)
+
+
+def corpus_dir() -> Path:
+    value = os.environ.get(CORPUS_ENV)
+    if not value or not Path(value).is_dir():
+        reason = (
+            f"{CORPUS_ENV} does not name a folder made by ../shared/scripts/fetch-pdf-corpus.sh DIR"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the real-PDF test, but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return Path(value)
+
+
+@pytest.mark.slow
+def test_every_real_hard_pdf_ends_ingested_or_failed_cleanly(tmp_path) -> None:
+    corpus = corpus_dir()
+    paths = sorted([*(corpus / "hard").glob("*"), *(corpus / "manuals").glob("*")])
+    assert len(paths) >= 150, f"the corpus at {corpus} looks incomplete ({len(paths)} files)"
+    data_dir = tmp_path / "data"
+    proc = run_module(
+        ["ingest", "--workspace", "hard", str(corpus / "hard"), str(corpus / "manuals"), "--json"],
+        data_dir,
+        {"MASIS_PARSE_TIMEOUT_S": "60"},
+    )
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["totals"]["files"] == len(paths)
+    bench = Workbench(Settings(data_dir=data_dir, provider="offline"))
+    for f in out["files"]:
+        assert f["status"] in ("ingested", "duplicate", "failed"), f
+        if f["status"] == "failed":
+            assert f["error"] and "\n" not in f["error"], f
+            if f["doc_id"] and f["doc_id"] not in {
+                d.doc_id for d in bench.registry.list_documents("hard")
+            }:
+                assert leftovers(bench, "hard", f["doc_id"]) == [], f
+    ready = bench.registry.list_documents("hard")
+    assert all(d.status == "ready" for d in bench.registry.list_documents("hard", status=None))
+    assert sum(d.chunks for d in ready) == bench.store.count("wordllama", "hard")
+    stored = {p.name for p in (data_dir / "files").rglob("*") if p.is_file()}
+    assert stored == {d.doc_id for d in ready}
