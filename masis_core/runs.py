@@ -104,6 +104,10 @@ class RunStore:
                 ),
             )
 
+    def delete_workspace(self, workspace_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM runs WHERE workspace_id = ?", (workspace_id,))
+
     def get(self, run_id: str) -> RunRecord | None:
         with self._conn() as conn:
             row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -152,6 +156,16 @@ class Researcher:
         self.store = RunStore(bench)
         # No key, no web hook: then nothing in a run can attempt a web request.
         self.web_search = web_search if web_search is not None else make_web_search(bench.settings)
+
+    def delete_workspace(self, workspace_id: str) -> int:
+        """The workspace and everything of it: chunks, keyword rows, files, runs and their
+        checkpoints. Returns the number of runs removed."""
+        runs = self.store.list(workspace_id, limit=1_000_000)
+        for rec in runs:
+            self.graph.checkpointer.delete_thread(rec.run_id)
+        self.store.delete_workspace(workspace_id)
+        self.bench.delete_workspace(workspace_id)
+        return len(runs)
 
     def _config(self, run_id: str, engine: str) -> dict[str, Any]:
         ctx = RunContext(self.bench, make_engine(self.bench, engine), self.web_search)
