@@ -7,8 +7,10 @@ import re
 from masis_core.retrieval.quality import STOP_WORDS, words
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?%?")
+# A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.
+_NUMBER = re.compile(r"(?<![\w./])[-+]?\d[\d,]*(?:\.\d+)?%?(?!/)")
 _MARKER = re.compile(r"\s*\[(\d+)\]")
+_ANY_MARKER = re.compile(r"[\[［]\d+[\]］]")
 _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}(?:\s+[A-Z][a-zA-Z]{2,})*")
 
 # Words that ask rather than inform: never counted as content the answer must cover.
@@ -95,6 +97,7 @@ def content_stems(text: str) -> set[str]:
 
 def numbers(text: str) -> set[str]:
     """Numbers as written, normalised (thousands separators and trailing dots removed)."""
+    text = _ANY_MARKER.sub(" ", text)  # "[3]" and "［3］" are references, never figures
     return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
 
 
@@ -121,6 +124,15 @@ def claims(paragraph: str) -> list[str]:
     if re.search(r"\w", tail):
         out.extend(sentences(tail))
     return out
+
+
+_DOC_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def defang(text: str) -> str:
+    """Document text that looks like a citation marker ("[3]") becomes "［3］": it still
+    reads the same to the analyst, but can never be taken for one of our citations."""
+    return _DOC_MARKER.sub(lambda m: f"［{m.group(1)}］", text)
 
 
 def markers(sentence: str) -> list[int]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
-from masis_core.text import content_stems, numbers, sentences, strip_markers
+from masis_core.text import content_stems, defang, numbers, sentences, strip_markers
 
 MAX_ANSWER_SENTENCES = 5
 MAX_PER_CHUNK = 2
@@ -112,7 +112,8 @@ def _candidate_sentences(question: str, evidence: list[Evidence]) -> list[Senten
     wanted = content_stems(question)
     found: list[Sentence] = []
     for marker, ev in enumerate(evidence, start=1):
-        for position, text in enumerate(sentences(ev.get("text", ""))):
+        # Evidence is data, not instructions: markers inside it are defanged first.
+        for position, text in enumerate(sentences(defang(ev.get("text", "")))):
             n_words = len(text.split())
             if not MIN_SENTENCE_WORDS <= n_words <= MAX_SENTENCE_WORDS:
                 continue

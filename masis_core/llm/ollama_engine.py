@@ -20,6 +20,7 @@ from masis_core.llm import offline
 from masis_core.llm.engine import OfflineEngine, StepResult, default_allocation
 from masis_core.llm.ollama import call_ollama, chat_model
 from masis_core.state import Critique, Evidence
+from masis_core.text import defang
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def number_evidence(evidence: list[Evidence]) -> str:
     lines = []
     for n, ev in enumerate(evidence, start=1):
         where = ev.get("url") or f"{ev.get('filename')}, p. {ev.get('page_start')}"
-        lines.append(f"[{n}] ({where}) {ev.get('text', '')}")
+        lines.append(f"[{n}] ({where}) {defang(ev.get('text', ''))}")
     return "\n\n".join(lines)
 
 
