@@ -44,6 +44,10 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
 """
 
+# A question is a question: longer text belongs in a document. (Search uses the first 500
+# characters anyway; this bounds what is stored, traced and shown.)
+MAX_QUESTION_CHARS = 20_000
+
 Event = Callable[[str, dict[str, Any]], None]  # (kind: "node" | "progress", payload)
 
 
@@ -188,6 +192,11 @@ class Researcher:
         question = question.strip()
         if not question:
             raise MasisError("The question is empty.")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise MasisError(
+                f"The question is {len(question):,} characters long; the limit is "
+                f"{MAX_QUESTION_CHARS:,}. Put long material into a document and ask about it."
+            )
         ws = self.bench.registry.get_workspace(workspace_id)
         if ws is None:
             raise WorkspaceError(f"There is no workspace '{workspace_id}'.")

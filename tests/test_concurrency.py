@@ -1,0 +1,112 @@
+"""Two analysts at once on one data dir, as threads (one Streamlit server) and as processes
+(two command lines): no "database is locked", no cross-talk between runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import Ingestor
+from masis_core.runs import Researcher
+from masis_core.services import Workbench
+from tests.pdfs import filler, make_pdf
+from tests.proc import ROOT
+
+pytestmark = pytest.mark.slow
+
+TOPICS = {"alpha": "turbine blade", "beta": "reactor vessel"}
+
+
+def analyst(bench: Workbench, research: Researcher, ws_id: str, errors: list, runs: dict) -> None:
+    try:
+        ws = bench.create_workspace(ws_id, "wordllama")
+        ingestor = Ingestor(bench)
+        for n in range(3):
+            text = f"{ws_id} manual {n}. " + filler(f"{TOPICS[ws_id]} {n}", 220)
+            assert ingestor.ingest_bytes(ws, make_pdf([text]), f"{ws_id}-{n}.pdf").status == (
+                "ingested"
+            )
+        runs[ws_id] = [
+            research.ask(ws_id, f"How does the {TOPICS[ws_id]} section work in practice?")
+            for _ in range(3)
+        ]
+    except Exception as exc:  # reported to the main thread
+        errors.append(f"{ws_id}: {type(exc).__name__}: {exc}")
+
+
+def test_two_analysts_in_threads_share_one_server(bench: Workbench) -> None:
+    research = Researcher(bench)
+    errors: list[str] = []
+    runs: dict[str, list] = {}
+    threads = [
+        threading.Thread(target=analyst, args=(bench, research, ws, errors, runs)) for ws in TOPICS
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert errors == []
+    for ws_id, recs in runs.items():
+        assert len(recs) == 3
+        for rec in recs:
+            assert rec.status != "failed", rec.error
+            assert rec.workspace_id == ws_id
+            assert all(c["filename"].startswith(ws_id) for c in rec.citations)
+            stored = research.store.get(rec.run_id)
+            assert stored.workspace_id == ws_id and stored.question == rec.question
+
+
+def start(args: list[str], data_dir: Path) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "MASIS_DATA_DIR": str(data_dir),
+        "MASIS_PROVIDER": "offline",
+        "OLLAMA_HOST": "http://127.0.0.1:9",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    folders = {}
+    for ws_id, topic in TOPICS.items():
+        folder = tmp_path / ws_id
+        folder.mkdir()
+        for n in range(4):
+            text = f"{ws_id} manual {n}. " + filler(f"{topic} {n}", 220)
+            (folder / f"{ws_id}-{n}.pdf").write_bytes(make_pdf([text]))
+        folders[ws_id] = folder
+    ingests = [
+        start(["ingest", "-w", ws_id, str(folder), "--json"], data_dir)
+        for ws_id, folder in folders.items()
+    ]
+    outputs = [p.communicate(timeout=600) for p in ingests]
+    for proc, (out, err) in zip(ingests, outputs, strict=True):
+        assert proc.returncode == 0, err[-2000:]
+        assert "database is locked" not in err
+        assert json.loads(out)["totals"]["ingested"] == 4
+    asks = [
+        start(["masis_core", "ask", "-w", ws_id, f"How does the {topic} work?", "--json"], data_dir)
+        for ws_id, topic in TOPICS.items()
+        for _ in range(2)
+    ]
+    for proc, ws_id in zip(asks, [w for w in TOPICS for _ in range(2)], strict=True):
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+        assert "database is locked" not in err
+        rec = json.loads(out)
+        assert rec["status"] != "failed"
+        assert rec["citations"] and all(c["filename"].startswith(ws_id) for c in rec["citations"])
