@@ -268,7 +268,9 @@ class Researcher:
             rec.status, rec.error = "failed", str(exc)
         except Exception as exc:
             log.exception("run %s failed", rec.run_id)
-            rec.status, rec.error = "failed", f"{type(exc).__name__}: {exc}"
+            gone = self.bench.store.unreachable(exc)
+            rec.status = "failed"
+            rec.error = str(gone) if gone else f"{type(exc).__name__}: {exc}"
         self._record_state(rec, config)
         self.store.save(rec)
         return rec

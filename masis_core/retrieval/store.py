@@ -50,6 +50,9 @@ class VectorStore:
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        self.server = (
+            f"{settings.chroma_host}:{settings.chroma_port}" if settings.chroma_host else None
+        )
         if settings.chroma_host:
             self.client = chromadb.HttpClient(
                 host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
@@ -61,6 +64,23 @@ class VectorStore:
             )
         self._collections: dict[str, Any] = {}
         self.batch_size = min(self.client.get_max_batch_size(), 2000)
+
+    def unreachable(self, exc: Exception) -> StoreError | None:
+        """A clear error when the Chroma *server* is gone (None: some other failure)."""
+        names = {t.__name__ for t in type(exc).__mro__}
+        if self.server and names & {
+            "ConnectError",
+            "ConnectionError",
+            "RemoteProtocolError",
+            "ReadError",
+            "TransportError",
+            "ConnectTimeout",
+        }:
+            return StoreError(
+                f"The Chroma server at {self.server} is not answering ({type(exc).__name__}). "
+                "Start it again (chroma run --host ... --port ... --path ...) and resume the run."
+            )
+        return None
 
     def collection(self, embed_model: str) -> Any:
         name = collection_name(embed_model)

@@ -1,0 +1,111 @@
+"""Faults around a run that the other suites do not cover: the Chroma server stops mid-run.
+
+The run ends failed with a specific message, keeps what it had done, and ``resume``
+completes the same run once the server is back.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import Ingestor
+from masis_core.config import get_settings
+from masis_core.runs import Researcher
+from masis_core.services import Workbench
+from tests.browser import free_port
+from tests.pdfs import make_pdf
+from tests.test_research import BOILER, PUMP
+
+pytestmark = pytest.mark.slow
+
+CHROMA = shutil.which("chroma")
+
+
+class ChromaServer:
+    def __init__(self, path: Path, port: int, log: Path) -> None:
+        self.path, self.port, self.log = path, port, log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with self.log.open("a") as log:
+            self.proc = subprocess.Popen(
+                [
+                    CHROMA,
+                    "run",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--path",
+                    str(self.path),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while not self.healthy():  # readiness poll, bounded; not a timing assertion
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"chroma did not start: {self.log.read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def healthy(self) -> bool:
+        try:
+            url = f"http://127.0.0.1:{self.port}/api/v2/heartbeat"
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                return resp.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+            self.proc = None
+
+
+@pytest.fixture
+def chroma(tmp_path: Path) -> Iterator[ChromaServer]:
+    if CHROMA is None:
+        pytest.fail("the chroma command (installed with chromadb) is missing", pytrace=False)
+    server = ChromaServer(tmp_path / "chroma-server", free_port(), tmp_path / "chroma.log")
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_chroma_server_stopped_mid_run_then_resume_completes(settings, chroma, monkeypatch):
+    monkeypatch.setenv("MASIS_CHROMA_HOST", "127.0.0.1")
+    monkeypatch.setenv("MASIS_CHROMA_PORT", str(chroma.port))
+    get_settings.cache_clear()
+    bench = Workbench(get_settings())
+    ws = bench.create_workspace("plant", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "m.pdf").status == (
+        "ingested"
+    )
+    research = Researcher(bench)
+
+    def stop_after_planning(kind: str, event: dict) -> None:
+        if kind == "node" and event.get("node") == "planner":
+            chroma.stop()  # the researcher, next, finds the server gone
+
+    rec = research.ask(
+        ws.id, "How often must the hydraulic pump be inspected?", on_event=stop_after_planning
+    )
+    assert rec.status == "failed"
+    assert f"Chroma server at 127.0.0.1:{chroma.port} is not answering" in rec.error
+    assert [t["node"] for t in rec.trace][:2] == ["supervisor", "planner"]  # kept
+    assert research.store.get(rec.run_id).status == "failed"
+
+    chroma.start()
+    done = research.resume(rec.run_id, None)
+    assert done.run_id == rec.run_id
+    assert done.status == "completed", done.error
+    assert "500 operating hours" in done.answer
+    assert sum(t["node"] == "planner" for t in done.trace) == 1  # not planned again
