@@ -6,8 +6,10 @@ completes the same run once the server is back.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +22,9 @@ from masis_core.config import get_settings
 from masis_core.runs import Researcher
 from masis_core.services import Workbench
 from tests.browser import free_port
+from tests.conftest import DEAD_HOST
 from tests.pdfs import make_pdf
+from tests.test_ollama_engine import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
 from tests.test_research import BOILER, PUMP
 
 pytestmark = pytest.mark.slow
@@ -109,3 +113,46 @@ def test_chroma_server_stopped_mid_run_then_resume_completes(settings, chroma, m
     assert done.status == "completed", done.error
     assert "500 operating hours" in done.answer
     assert sum(t["node"] == "planner" for t in done.trace) == 1  # not planned again
+
+
+@pytest.fixture
+def ollama_run(bench, fake_ollama):
+    """The Ollama-engine workspace of ``test_ollama_engine``, for runs that meet faults."""
+    return ollama_plant(bench, fake_ollama)
+
+
+def _answerable(fake) -> None:
+    fake.state.default_reply = scripted(
+        {
+            "StrategicPlan": [json.dumps(PLAN)],
+            "Draft": [draft(("The pump is inspected every 500 operating hours.", [1]))],
+            "Review": [json.dumps(REVIEW_OK)],
+        }
+    )
+
+
+def test_ollama_down_then_back_resumes_the_same_run(ollama_run, bench) -> None:
+    research, fake = ollama_run
+    bench.settings.ollama_host = DEAD_HOST
+    rec = ask(research)
+    assert rec.status == "failed" and "not reachable" in rec.error
+    bench.settings.ollama_host = fake.url
+    _answerable(fake)
+    done = research.resume(rec.run_id, None)
+    assert (done.run_id, done.status) == (rec.run_id, "completed")
+    assert "500 operating hours" in done.answer
+
+
+def test_ollama_slower_than_the_time_out_then_resumes(ollama_run, bench) -> None:
+    research, fake = ollama_run
+    bench.settings.ollama_timeout_s = 0.5
+    fake.state.hang = threading.Event()
+    rec = ask(research)
+    assert rec.status == "failed"
+    assert "did not answer in time for 'llama3'" in rec.error
+    assert research.store.get(rec.run_id).status == "failed"
+    fake.state.hang.set()
+    fake.state.hang = None
+    _answerable(fake)
+    done = research.resume(rec.run_id, None)
+    assert done.status == "completed" and done.run_id == rec.run_id

@@ -44,8 +44,8 @@ def scripted(script: dict[str, list[str]]) -> Callable[[dict], str]:
     return reply
 
 
-@pytest.fixture
-def setup(bench: Workbench, fake_ollama: FakeOllama):
+def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[Researcher, FakeOllama]:
+    """A workspace whose runs use the Ollama engine against the fake server."""
     bench.settings.ollama_host = fake_ollama.url
     ws = bench.create_workspace("plant", "wordllama")
     text = (
@@ -54,6 +54,11 @@ def setup(bench: Workbench, fake_ollama: FakeOllama):
     ) * 3
     Ingestor(bench).ingest_bytes(ws, text.encode(), "pump.txt")
     return Researcher(bench), fake_ollama
+
+
+@pytest.fixture
+def setup(bench: Workbench, fake_ollama: FakeOllama):
+    return ollama_plant(bench, fake_ollama)
 
 
 def ask(research: Researcher):
