@@ -156,3 +156,20 @@ def test_ollama_slower_than_the_time_out_then_resumes(ollama_run, bench) -> None
     _answerable(fake)
     done = research.resume(rec.run_id, None)
     assert done.status == "completed" and done.run_id == rec.run_id
+
+
+def test_a_failed_run_shows_its_error_and_a_resume_button(ollama_run, bench) -> None:
+    from tests.test_app import fresh_app
+
+    research, _ = ollama_run
+    bench.settings.ollama_host = DEAD_HOST
+    rec = ask(research)
+    at = fresh_app()
+    at.query_params["run"] = rec.run_id
+    at.run().switch_page("pages/research.py").run()
+    assert not at.exception
+    assert any("not reachable" in e.value for e in at.error), [e.value for e in at.error]
+    resume = next(b for b in at.button if b.label == "Resume from the last checkpoint")
+    resume.click().run()
+    assert not at.exception
+    assert research.store.get(rec.run_id).status == "failed"  # still down: a clear state again
