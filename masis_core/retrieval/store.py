@@ -6,10 +6,13 @@ document is stored, so a half-ingested document never answers a query.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,17 +56,35 @@ class VectorStore:
         self.server = (
             f"{settings.chroma_host}:{settings.chroma_port}" if settings.chroma_host else None
         )
+        self._lock_path: Path | None = None
         if settings.chroma_host:
             self.client = chromadb.HttpClient(
                 host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
             )
         else:
             settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-            self.client = chromadb.PersistentClient(
-                path=str(settings.chroma_dir), settings=chroma_settings
-            )
+            self._lock_path = settings.chroma_dir / ".masis-init.lock"
+            with self._creation_lock():
+                self.client = chromadb.PersistentClient(
+                    path=str(settings.chroma_dir), settings=chroma_settings
+                )
         self._collections: dict[str, Any] = {}
         self.batch_size = min(self.client.get_max_batch_size(), 2000)
+
+    @contextmanager
+    def _creation_lock(self) -> Iterator[None]:
+        """Two processes creating the same embedded store (or collection) at once race in
+        chromadb's own migrations ("table collections already exists"): take turns."""
+        path = self._lock_path
+        if path is None:  # a Chroma server serialises its own schema changes
+            yield
+            return
+        with path.open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def unreachable(self, exc: Exception) -> StoreError | None:
         """A clear error when the Chroma *server* is gone (None: some other failure)."""
@@ -86,13 +107,17 @@ class VectorStore:
         name = collection_name(embed_model)
         if name not in self._collections:
             # embedding_function=None: chromadb's default would download an ONNX model.
-            self._collections[name] = self.client.get_or_create_collection(
-                name,
-                embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
-                metadata={"embed_model": embed_model},
-            )
+            with self._creation_lock():
+                self._collections[name] = self._get_or_create(name, embed_model)
         return self._collections[name]
+
+    def _get_or_create(self, name: str, embed_model: str) -> Any:
+        return self.client.get_or_create_collection(
+            name,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"embed_model": embed_model},
+        )
 
     def add_chunks(
         self,
