@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -16,7 +13,7 @@ from ingest.pipeline import Ingestor
 from masis_core.runs import Researcher
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
-from tests.proc import ROOT
+from tests.proc import start_module
 
 pytestmark = pytest.mark.slow
 
@@ -62,23 +59,6 @@ def test_two_analysts_in_threads_share_one_server(bench: Workbench) -> None:
             assert stored.workspace_id == ws_id and stored.question == rec.question
 
 
-def start(args: list[str], data_dir: Path) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "MASIS_DATA_DIR": str(data_dir),
-        "MASIS_PROVIDER": "offline",
-        "OLLAMA_HOST": "http://127.0.0.1:9",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     folders = {}
@@ -90,7 +70,7 @@ def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
             (folder / f"{ws_id}-{n}.pdf").write_bytes(make_pdf([text]))
         folders[ws_id] = folder
     ingests = [
-        start(["ingest", "-w", ws_id, str(folder), "--json"], data_dir)
+        start_module(["ingest", "-w", ws_id, str(folder), "--json"], data_dir)
         for ws_id, folder in folders.items()
     ]
     outputs = [p.communicate(timeout=600) for p in ingests]
@@ -99,7 +79,9 @@ def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
         assert "database is locked" not in err
         assert json.loads(out)["totals"]["ingested"] == 4
     asks = [
-        start(["masis_core", "ask", "-w", ws_id, f"How does the {topic} work?", "--json"], data_dir)
+        start_module(
+            ["masis_core", "ask", "-w", ws_id, f"How does the {topic} work?", "--json"], data_dir
+        )
         for ws_id, topic in TOPICS.items()
         for _ in range(2)
     ]
