@@ -13,19 +13,9 @@ from masis_core.inspection import (
 )
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.ui import charts
-from masis_core.ui.resources import researcher
-from masis_core.ui.sidebar import render_sidebar
+from masis_core.ui.sidebar import workspace_runs_or_stop
 
-ws = render_sidebar()
-st.title("📊 Retrieval inspector")
-if ws is None:
-    st.info("Create a workspace in the sidebar to start.")
-    st.stop()
-
-runs = researcher().store.list(ws.id)
-if not runs:
-    st.info("No runs in this workspace yet: ask a question on the Research page.")
-    st.stop()
+ws, runs = workspace_runs_or_stop("📊 Retrieval inspector")
 
 by_id = {r.run_id: r for r in runs}
 wanted = st.query_params.get("run")

@@ -6,20 +6,10 @@ import streamlit as st
 
 from masis_core.inspection import run_table
 from masis_core.reports import report_filename, run_markdown
-from masis_core.ui.resources import researcher
-from masis_core.ui.sidebar import render_sidebar
+from masis_core.ui.sidebar import workspace_runs_or_stop
 from masis_core.ui.views import render_answer, render_trace, status_line
 
-ws = render_sidebar()
-st.title("🗂️ Runs")
-if ws is None:
-    st.info("Create a workspace in the sidebar to start.")
-    st.stop()
-
-runs = researcher().store.list(ws.id)
-if not runs:
-    st.info("No runs in this workspace yet: ask a question on the Research page.")
-    st.stop()
+ws, runs = workspace_runs_or_stop("🗂️ Runs")
 
 st.dataframe(run_table(runs), hide_index=True, width="stretch")
 

@@ -7,7 +7,8 @@ import streamlit as st
 from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
 from masis_core.registry import Workspace
-from masis_core.ui.resources import provider_status, workbench
+from masis_core.runs import RunRecord
+from masis_core.ui.resources import provider_status, researcher, workbench
 
 WORKSPACE_KEY = "workspace_id"
 # A workspace to select on the next run; the picker's own key cannot change once it is drawn.
@@ -80,3 +81,18 @@ def render_sidebar() -> Workspace | None:
         with st.expander("New workspace", expanded=not ids):
             _create_form()
     return selected
+
+
+def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
+    """The opening of the pages about runs: sidebar, title, and a clear stop when there is
+    no workspace or no run yet."""
+    ws = render_sidebar()
+    st.title(title)
+    if ws is None:
+        st.info("Create a workspace in the sidebar to start.")
+        st.stop()
+    runs = researcher().store.list(ws.id)
+    if not runs:
+        st.info("No runs in this workspace yet: ask a question on the Research page.")
+        st.stop()
+    return ws, runs
