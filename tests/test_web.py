@@ -17,7 +17,7 @@ from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id
 from tests.fake_tavily import FakeTavily, result
 from tests.pdfs import make_pdf
-from tests.test_app import APP, fresh_app
+from tests.test_app import fresh_app
 from tests.test_research import BOILER, PUMP
 
 QUESTION = "How often must the hydraulic pump be inspected?"
@@ -238,7 +238,6 @@ def test_cli_says_when_web_search_is_off(bench, capsys) -> None:
 
 def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> None:
     at: AppTest = fresh_app().run().switch_page("pages/research.py").run()
-    assert APP
     toggle = at.toggle[0]
     assert not toggle.disabled
     at.text_area[0].input(QUESTION)

@@ -9,9 +9,8 @@ Layout and lifecycle:
   content must not even shape the scores). The index is built from the stored tokens once per
   change of the workspace (a version counter), saved under ``$MASIS_DATA_DIR/bm25/``, kept in
   memory, and never rebuilt per query.
-- Chroma is the source of truth. When a workspace is first used in a process, its token rows
-  are compared with Chroma's visible chunks; when they disagree (a crash between the two
-  writes), the rows are rebuilt from Chroma.
+- Chroma is the source of truth: ``Workbench.keyword_index`` compares the rows with Chroma's
+  visible chunks on a workspace's first use in a process and repairs them (``repair``).
 """
 
 from __future__ import annotations
