@@ -36,7 +36,7 @@ def peak_mb() -> float:
 
 
 def run_ours(pdfs: list[Path], tmp: Path) -> dict[str, Any]:
-    from ingest.pipeline import Ingestor
+    from ingest.pipeline import Ingestor, Source
     from masis_core.config import Settings
     from masis_core.services import Workbench
 
@@ -45,7 +45,7 @@ def run_ours(pdfs: list[Path], tmp: Path) -> dict[str, Any]:
     bench.embedder("wordllama")  # model load is not ingest time
     ingestor = Ingestor(bench)
     start = time.perf_counter()
-    reports = [ingestor.ingest_path(ws, p) for p in pdfs]
+    reports = list(ingestor.ingest_each(ws, [Source.of_path(p) for p in pdfs]))
     wall = time.perf_counter() - start
     return {
         "wall_s": wall,

@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages
-from ingest.isolate import parse_isolated
+from ingest.isolate import PendingParse
 from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
 from masis_core.registry import INGESTING, Workspace
@@ -96,6 +96,34 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
+def failed(display: str, error: str, doc_id: str | None = None) -> FileReport:
+    return FileReport(display, doc_id, "failed", error=error)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file to ingest: its name as the analyst gave it, and how to read its bytes (read only
+    when its turn comes, so a batch of files is never all in memory at once)."""
+
+    name: str
+    read: Callable[[], bytes]
+
+    @classmethod
+    def of_path(cls, path: Path) -> Source:
+        return cls(path.name, path.read_bytes)
+
+
+@dataclass
+class _Prepared:
+    """A file read and checked, its parse started (or its report already known)."""
+
+    display: str
+    early: FileReport | None = None
+    data: bytes = b""
+    doc_id: str | None = None
+    parse: PendingParse | None = None
+
+
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
 _CRASH_POINTS = itertools.count(1)
 
@@ -157,37 +185,118 @@ class Ingestor:
         self, ws: Workspace, data: bytes, filename: str, progress: Progress = _noop
     ) -> FileReport:
         """Never raises for a bad file: the report carries the reason."""
-        display = display_name(filename)
+        return self.ingest_source(ws, Source(filename, lambda: data), progress)
+
+    def ingest_path(self, ws: Workspace, path: Path, progress: Progress = _noop) -> FileReport:
+        return self.ingest_source(ws, Source.of_path(path), progress)
+
+    def ingest_source(
+        self, ws: Workspace, source: Source, progress: Progress = _noop
+    ) -> FileReport:
+        return self._complete(ws, self._prepare(ws, source), progress)
+
+    def ingest_each(
+        self,
+        ws: Workspace,
+        sources: Sequence[Source],
+        on_start: Callable[[int, Source], Progress | None] = lambda _i, _s: None,
+    ) -> Iterator[FileReport]:
+        """Ingest files in order, yielding each report as it is done.
+
+        While one file is embedded and stored, the next one is already read and parsed in its
+        child process: on two cores that hides most of the extraction time. Abandoning the
+        iterator stops the child of the file that was parsed ahead.
+        """
+        ahead: _Prepared | None = self._prepare(ws, sources[0]) if sources else None
+        try:
+            for i in range(len(sources)):
+                current, ahead = ahead, None
+                assert current is not None
+
+                def parse_next(i: int = i) -> None:
+                    nonlocal ahead
+                    if i + 1 < len(sources):
+                        ahead = self._prepare(ws, sources[i + 1])
+
+                progress = on_start(i, sources[i]) or _noop
+                yield self._complete(ws, current, progress, parse_next)
+                if ahead is None:  # this file ended before its parse (duplicate, too large)
+                    parse_next()
+        finally:
+            if ahead is not None and ahead.parse is not None:
+                ahead.parse.cancel()
+
+    def _prepare(self, ws: Workspace, source: Source) -> _Prepared:
+        """Read the file, settle what needs no parse (too large, already here), start the
+        parse in its child process."""
+        display = display_name(source.name)
+        try:
+            data = source.read()
+        except OSError as exc:
+            return _Prepared(display, failed(display, f"unreadable: {exc.strerror}"))
         limit = self.settings.max_upload_mb
         if len(data) > limit * 1024 * 1024:
             size_mb = len(data) / (1024 * 1024)
-            return FileReport(
+            return _Prepared(
                 display,
-                None,
-                "failed",
-                error=f"too large: {size_mb:.1f} MB exceeds the {limit} MB limit "
-                "(MASIS_MAX_UPLOAD_MB)",
+                failed(
+                    display,
+                    f"too large: {size_mb:.1f} MB exceeds the {limit} MB limit "
+                    "(MASIS_MAX_UPLOAD_MB)",
+                ),
             )
-        doc_id = doc_id_for(data)
+        prepared = _Prepared(display, data=data, doc_id=doc_id_for(data))
+        prepared.early = self._duplicate(ws, prepared)
+        if prepared.early is None:
+            prepared.parse = PendingParse(data, display, self.settings.parse_timeout_s)
+        return prepared
+
+    def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:
+        existing = self.bench.registry.get_document(ws.id, prepared.doc_id)
+        if existing is None or existing.status == INGESTING:
+            return None
+        return FileReport(
+            prepared.display,
+            prepared.doc_id,
+            "duplicate",
+            pages=existing.pages,
+            chunks=existing.chunks,
+        )
+
+    def _complete(
+        self,
+        ws: Workspace,
+        prepared: _Prepared,
+        progress: Progress,
+        parsed_hook: Callable[[], None] = lambda: None,
+    ) -> FileReport:
+        display, doc_id = prepared.display, prepared.doc_id
+        if prepared.early is None:
+            # Again, now: an earlier file of the same batch may have been these very bytes.
+            prepared.early = self._duplicate(ws, prepared)
+        if prepared.early is not None:
+            if prepared.parse is not None:
+                prepared.parse.cancel()
+            return prepared.early
+        assert prepared.parse is not None
         existing = self.bench.registry.get_document(ws.id, doc_id)
-        if existing is not None and existing.status != INGESTING:
-            return FileReport(
-                display, doc_id, "duplicate", pages=existing.pages, chunks=existing.chunks
-            )
         if existing is not None and not owner_alive(existing.owner):
             # Left 'ingesting' by a process that died: start this document over.
             self.bench.delete_document(ws.id, doc_id)
         try:
             progress("parsing", 0, 1)
-            parsed = parse_isolated(data, display, self.settings.parse_timeout_s)
+            try:
+                parsed = prepared.parse.result()
+            finally:
+                parsed_hook()
             chunks = chunk_pages(
                 parsed.pages, self.settings.chunk_words, self.settings.chunk_overlap_words
             )
         except DocumentError as exc:
-            return FileReport(display, doc_id, "failed", error=str(exc))
+            return failed(display, str(exc), doc_id)
         except Exception as exc:  # a parser bug must not end the batch
             log.exception("parser crashed on %s", display)
-            return FileReport(display, doc_id, "failed", error=f"corrupt: parser failed ({exc})")
+            return failed(display, f"corrupt: parser failed ({exc})", doc_id)
         report = FileReport(
             display, doc_id, "ingested", pages=parsed.page_count, empty_pages=parsed.empty_pages
         )
@@ -204,12 +313,14 @@ class Ingestor:
             return report
         if parsed.empty_pages:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count))
-        if not self.bench.registry.claim_document(ws.id, doc_id, display, len(data), OWNER):
+        if not self.bench.registry.claim_document(
+            ws.id, doc_id, display, len(prepared.data), OWNER
+        ):
             report.status = "failed"
             report.error = "busy: this file is being ingested by another process right now"
             return report
         try:
-            self._store(ws, doc_id, data, display, chunks, progress)
+            self._store(ws, doc_id, prepared.data, display, chunks, progress)
             self.bench.registry.mark_ready(
                 ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages
             )
@@ -238,34 +349,38 @@ class Ingestor:
         crash_point("file kept")
         embedder = self.bench.embedder(ws.embed_model)
         ids = [chunk_id(ws.id, doc_id, c.index) for c in chunks]
+        texts = [c.text for c in chunks]
         total = len(chunks)
+        vectors = []
         for start in range(0, total, EMBED_BATCH):
-            batch = chunks[start : start + EMBED_BATCH]
             progress("embedding", start, total)
-            vectors = embedder.embed_documents([c.text for c in batch])
-            self.bench.store.add_chunks(
-                ws.embed_model,
-                ids[start : start + len(batch)],
-                np.asarray(vectors),
-                [c.text for c in batch],
-                [
-                    {
-                        "workspace_id": ws.id,
-                        "doc_id": doc_id,
-                        "filename": display,
-                        "page_start": c.page_start,
-                        "page_end": c.page_end,
-                        "chunk_index": c.index,
-                        "word_count": c.word_count,
-                        "quality": c.quality,
-                    }
-                    for c in batch
-                ],
-            )
-            crash_point("chunks written")
+            vectors.append(np.asarray(embedder.embed_documents(texts[start : start + EMBED_BATCH])))
+        # One store call per document (the store batches to its limit): Chroma's per-call
+        # overhead made 256-chunk writes ~30% slower than large ones.
+        progress("storing", total, total)
+        self.bench.store.add_chunks(
+            ws.embed_model,
+            ids,
+            np.concatenate(vectors),
+            texts,
+            [
+                {
+                    "workspace_id": ws.id,
+                    "doc_id": doc_id,
+                    "filename": display,
+                    "page_start": c.page_start,
+                    "page_end": c.page_end,
+                    "chunk_index": c.index,
+                    "word_count": c.word_count,
+                    "quality": c.quality,
+                }
+                for c in chunks
+            ],
+        )
+        crash_point("chunks written")
         progress("publishing", total, total)
         # Keyword rows before visibility: a visible chunk always has its BM25 row.
-        self.bench.bm25.add(ws.id, doc_id, ids, [c.text for c in chunks])
+        self.bench.bm25.add(ws.id, doc_id, ids, texts)
         crash_point("keyword rows written")
         self.bench.store.make_visible(ws.embed_model, ids)
         crash_point("visible")
@@ -277,13 +392,6 @@ class Ingestor:
         finally:
             self.bench.registry.forget_document(ws.id, doc_id)
             self.bench.release_file(doc_id)
-
-    def ingest_path(self, ws: Workspace, path: Path, progress: Progress = _noop) -> FileReport:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            return FileReport(path.name, None, "failed", error=f"unreadable: {exc.strerror}")
-        return self.ingest_bytes(ws, data, path.name, progress)
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:

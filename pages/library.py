@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ingest.pipeline import Ingestor
+from ingest.pipeline import Ingestor, Source
 from masis_core.ui.resources import workbench
 from masis_core.ui.sidebar import render_sidebar
-from masis_core.ui.views import ingest_progress
+from masis_core.ui.views import IngestBoxes
 
 ws = render_sidebar()
 st.title("📚 Library")
@@ -28,20 +28,11 @@ with st.form("upload", clear_on_submit=True):
     submitted = st.form_submit_button("Ingest", type="primary")
 
 if submitted and files:
-    ingestor = Ingestor(bench)
-    reports = []
-    for n, upload in enumerate(files, start=1):
-        with st.status(f"{upload.name} ({n}/{len(files)})", expanded=False) as box:
-            bar = st.progress(0.0, text="waiting")
-            report = ingestor.ingest_bytes(
-                ws, upload.getvalue(), upload.name, progress=ingest_progress(bar)
-            )
-            bar.progress(1.0, text=report.line())
-            box.update(
-                label=f"{upload.name}: {report.status}",
-                state="error" if report.status == "failed" else "complete",
-            )
-        reports.append(report)
+    boxes = IngestBoxes(len(files))
+    sources = [Source(upload.name, upload.getvalue) for upload in files]
+    reports = [
+        boxes.close(report) for report in Ingestor(bench).ingest_each(ws, sources, boxes.open)
+    ]
     st.session_state["last_ingest"] = [r.to_json() for r in reports]
 
 if st.session_state.get("last_ingest"):

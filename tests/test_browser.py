@@ -18,6 +18,7 @@ from tests.browser import streamlit_server as server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+CORRUPT = Path(__file__).parent / "fixtures" / "corrupt.pdf"
 FIXTURE = Path(__file__).parent / "fixtures" / "nut-solaris-usb.pdf"
 WAIT_MS = 120_000  # upper bound for one step; the test moves on as soon as the page is ready
 
@@ -64,11 +65,12 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     idle(page)
     expect(page.get_by_text("Workspace ups-docs")).to_be_visible()
 
-    # Upload a real PDF on the Library page.
-    page.locator("input[type=file]").set_input_files(str(FIXTURE))
+    # Upload a real PDF on the Library page, with a broken one in the same batch.
+    page.locator("input[type=file]").set_input_files([str(CORRUPT), str(FIXTURE)])
     expect(page.get_by_text("nut-solaris-usb.pdf").first).to_be_visible()
     page.get_by_role("button", name="Ingest").click()
     idle(page)
+    expect(page.get_by_text("corrupt.pdf: failed")).to_be_visible()
     expect(page.get_by_text("nut-solaris-usb.pdf: ingested")).to_be_visible()
 
     # Ask on the Research page: node panels and a cited answer.

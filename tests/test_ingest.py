@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from chromadb.api.models.Collection import Collection
 
 from ingest import pipeline
-from ingest.pipeline import Ingestor, doc_id_for
+from ingest.pipeline import Ingestor, Source, doc_id_for
 from masis_core.errors import EmbedderMismatch
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench
@@ -73,17 +74,17 @@ def test_failure_mid_ingest_leaves_nothing_behind(
     bench: Workbench, manual: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = bench.create_workspace("demo", "wordllama")
-    monkeypatch.setattr(pipeline, "EMBED_BATCH", 2)  # several batches, so some are written
-    real_add = bench.store.add_chunks
+    monkeypatch.setattr(bench.store, "batch_size", 2)  # several writes, so some land
+    real_upsert = Collection.upsert
     calls = {"n": 0}
 
-    def failing_add(*args, **kwargs):
+    def failing_upsert(self, *args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise OSError("disk full")
-        return real_add(*args, **kwargs)
+        return real_upsert(self, *args, **kwargs)
 
-    monkeypatch.setattr(bench.store, "add_chunks", failing_add)
+    monkeypatch.setattr(Collection, "upsert", failing_upsert)
     report = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
     assert report.status == "failed"
     assert "disk full" in report.error
@@ -92,7 +93,7 @@ def test_failure_mid_ingest_leaves_nothing_behind(
     assert bench.registry.list_documents("demo", status=None) == []
     assert not bench.file_path(report.doc_id).exists()
 
-    monkeypatch.setattr(bench.store, "add_chunks", real_add)
+    monkeypatch.setattr(Collection, "upsert", real_upsert)
     retry = Ingestor(bench).ingest_bytes(ws, manual, "manual.pdf")
     assert retry.status == "ingested"
 
@@ -224,3 +225,70 @@ def test_workspace_embedder_is_fixed(bench: Workbench) -> None:
     assert bench.open_workspace("demo", "auto", create=True).embed_model == "wordllama"
     with pytest.raises(EmbedderMismatch, match="created with the embedder 'wordllama'"):
         bench.open_workspace("demo", "ollama:nomic-embed-text", create=True)
+
+
+def test_a_batch_parses_the_next_file_while_storing_the_current_one(
+    bench: Workbench, manual: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = bench.create_workspace("demo", "wordllama")
+    events: list[str] = []
+
+    class RecordingParse(pipeline.PendingParse):
+        def __init__(self, data: bytes, filename: str, timeout_s: float) -> None:
+            events.append(f"parse {filename}")
+            super().__init__(data, filename, timeout_s)
+
+    real_add = bench.store.add_chunks
+
+    def recording_add(model, ids, *args, **kwargs):
+        events.append(f"store {ids[0].split('/')[1][:6]}")
+        return real_add(model, ids, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "PendingParse", RecordingParse)
+    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    other = make_pdf([filler("turbine", 300)])
+    sources = [
+        Source("manual.pdf", lambda: manual),
+        Source("corrupt.pdf", (FIXTURES / "corrupt.pdf").read_bytes),
+        Source("copy.pdf", lambda: manual),  # the same bytes again, within the batch
+        Source("turbine.pdf", lambda: other),
+    ]
+    reports = list(Ingestor(bench).ingest_each(ws, sources))
+
+    assert [(r.file, r.status) for r in reports] == [
+        ("manual.pdf", "ingested"),
+        ("corrupt.pdf", "failed"),
+        ("copy.pdf", "duplicate"),
+        ("turbine.pdf", "ingested"),
+    ]
+    manual_id, other_id = doc_id_for(manual)[:6], doc_id_for(other)[:6]
+    # Each parse starts before the previous file's chunks are written.
+    assert events.index("parse corrupt.pdf") < events.index(f"store {manual_id}")
+    assert events.index("parse turbine.pdf") < events.index(f"store {other_id}")
+    assert {d.filename for d in bench.documents("demo")} == {"manual.pdf", "turbine.pdf"}
+
+
+def test_an_abandoned_batch_leaves_no_parser_running(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+    import threading
+
+    from ingest import isolate
+
+    real_parse = isolate.parse_bytes
+
+    def parse_or_hang(data: bytes, filename: str):
+        if filename == "b.pdf":  # a parser stuck on a hostile file
+            threading.Event().wait()
+        return real_parse(data, filename)
+
+    monkeypatch.setattr(isolate, "parse_bytes", parse_or_hang)
+    ws = bench.create_workspace("demo", "wordllama")
+    sources = [Source(f"{n}.pdf", lambda n=n: make_pdf([filler(n, 200)])) for n in "abc"]
+    batch = Ingestor(bench).ingest_each(ws, sources)
+    assert next(batch).status == "ingested"
+    assert len(multiprocessing.active_children()) == 1  # b.pdf, parsed ahead
+    batch.close()
+    assert multiprocessing.active_children() == []
+    assert [d.filename for d in bench.documents("demo")] == ["a.pdf"]

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS bm25_versions (
 
 _STEMMER = Stemmer.Stemmer("english")
 _WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
+_SEPARATORS = re.compile(r"[\-./]")
 STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
 
 
@@ -59,11 +60,15 @@ def tokenize(text: str) -> list[str]:
     """Lower-cased, stop words out, English-stemmed; codes such as 'E-1042' or '2.7.4' survive
     whole *and* as their parts, so 'e1042', 'E-1042' and '1042' all match."""
     out: list[str] = []
+    append = out.append
     for raw in _WORD.findall(text.lower()):
-        parts = [p for p in re.split(r"[\-./]", raw) if p]
-        if len(parts) > 1:
-            out.append(raw.replace("-", "").replace("/", "").replace(".", ""))
-        out.extend(p for p in parts if p not in STOPWORDS)
+        if "-" in raw or "." in raw or "/" in raw:  # rare: split only these
+            parts = [p for p in _SEPARATORS.split(raw) if p]
+            if len(parts) > 1:
+                append(raw.replace("-", "").replace("/", "").replace(".", ""))
+            out.extend(p for p in parts if p not in STOPWORDS)
+        elif raw not in STOPWORDS:
+            append(raw)
     return [t for t in _STEMMER.stemWords(out) if t]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from ingest.pipeline import FileReport, Source
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
@@ -51,13 +52,31 @@ HEADLINE = (
 )
 
 
-def ingest_progress(bar: Any) -> Callable[[str, int, int], None]:
-    """Adapt the ingest pipeline's (stage, done, total) callback to a progress bar."""
+class IngestBoxes:
+    """One collapsed status box per file of an ingest batch, opened when the file's turn
+    comes (the pipeline already parses the next file meanwhile) and closed with its report."""
 
-    def update(stage: str, done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total) if total else 0.0, text=f"{stage} {done}/{total}")
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._box: Any = None
+        self._bar: Any = None
 
-    return update
+    def open(self, index: int, source: Source) -> Callable[[str, int, int], None]:
+        self._box = st.status(f"{source.name} ({index + 1}/{self.total})", expanded=False)
+        with self._box:
+            self._bar = st.progress(0.0, text="waiting")
+        return self._progress
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self._bar.progress(min(1.0, done / total) if total else 0.0, text=f"{stage} {done}/{total}")
+
+    def close(self, report: FileReport) -> FileReport:
+        self._bar.progress(1.0, text=report.line())
+        self._box.update(
+            label=f"{report.file}: {report.status}",
+            state="error" if report.status == "failed" else "complete",
+        )
+        return report
 
 
 def panel_label(entry: dict[str, Any]) -> str:
