@@ -10,13 +10,22 @@ import logging
 import threading
 from pathlib import Path
 
+import numpy as np
+
 from masis_core.config import Settings, get_settings
 from masis_core.errors import EmbedderMismatch
-from masis_core.llm.embeddings import Embedder, canonical_name, get_embedder, resolve_embedder_name
+from masis_core.llm.embeddings import (
+    WORDLLAMA,
+    Embedder,
+    canonical_name,
+    get_embedder,
+    resolve_embedder_name,
+)
 from masis_core.llm.ollama import OllamaStatus, probe
 from masis_core.providers import ProviderStatus, resolve_provider
 from masis_core.registry import Document, Registry, Workspace
 from masis_core.retrieval.bm25 import Bm25Store
+from masis_core.retrieval.softmatch import WordVectors
 from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -31,6 +40,11 @@ class Workbench:
         self.bm25 = Bm25Store(self.settings.db_path, self.settings.data_dir / "bm25")
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()
+        # WordLlama's word vectors serve the soft keyword match whatever the workspace's
+        # embedder: they are bundled, and one table keeps the signal's scale the same.
+        self.word_vectors = WordVectors(
+            lambda words: self.embedder(WORDLLAMA).embed_documents(words)
+        )
 
     # -- providers ----------------------------------------------------------------------
     def ollama_status(self) -> OllamaStatus:
@@ -46,6 +60,9 @@ class Workbench:
                 "Web search needs a Tavily API key: set TAVILY_API_KEY and restart the workbench."
             )
         return True, "Web search through Tavily is available."
+
+    def _embed_words(self, words: list[str]) -> np.ndarray:
+        return self.embedder(WORDLLAMA).embed_documents(words)
 
     def embedder(self, name: str) -> Embedder:
         name = canonical_name(name)

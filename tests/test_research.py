@@ -195,7 +195,7 @@ def test_variants_dedup_keeping_each_chunks_best_score(bench, workspace) -> None
     for c in two:
         if c.chunk_id in by_id:
             assert c.dense >= by_id[c.chunk_id].dense
-            assert c.dense == max(d for d, _ in c.per_query)
+            assert c.dense == max(d for d, _, _ in c.per_query)
 
 
 def test_threshold_filters_and_counts(bench, workspace) -> None:

@@ -72,6 +72,11 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _STEMMER.stemWords(out) if t]
 
 
+def content_words(text: str) -> list[str]:
+    """The distinct lower-cased words of a text without stop words, unstemmed, in order."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS))
+
+
 @dataclass(frozen=True)
 class KeywordHit:
     chunk_id: str
@@ -279,6 +284,16 @@ class Bm25Store:
         # whichever chunk says "1990".
         unknown = (len(asked) - len(terms)) * _idf(len(built.chunk_ids), 0)
         return KeywordScores(built, terms, built.retriever.get_scores(terms), unknown)
+
+    def idf_weights(self, workspace_id: str, words: list[str]) -> np.ndarray:
+        """BM25 IDF of each word's stem in the workspace; a word no chunk holds weighs as the
+        rarest possible term (it is what the question is about, and nothing matches it
+        exactly)."""
+        built = self._load_or_build(workspace_id)
+        if built is None:
+            return np.ones(len(words))
+        unknown = _idf(len(built.chunk_ids), 0)
+        return np.array([built.idf.get(stem, unknown) for stem in _STEMMER.stemWords(words)])
 
     def search(
         self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()

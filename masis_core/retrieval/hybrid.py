@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from masis_core.retrieval.bm25 import KeywordScores
+from masis_core.retrieval.softmatch import soft_match, word_matrices
 from masis_core.services import Workbench
 
 Mode = Literal["dense", "bm25", "hybrid"]
@@ -22,11 +24,15 @@ Fusion = Literal["minmax", "rrf"]
 MODES: tuple[Mode, ...] = ("dense", "bm25", "hybrid")
 
 # Measured on fitzgov-dev with WordLlama (bench/retrieval_quality.py, README): a convex
-# combination of per-variant min-max normalised scores beats RRF there (nDCG@10 0.65 vs 0.64),
-# because RRF throws away how far apart two candidates' scores are.
-DENSE_WEIGHT = 0.5
+# combination of per-variant min-max normalised scores beats RRF there, because RRF throws away
+# how far apart two candidates' scores are. The weights (dense, BM25, soft keyword match) sit on
+# a plateau: 0.4/0.3/0.3, 0.4/0.4/0.2 and 0.3/0.4/0.3 are within 0.002 nDCG@10, and choosing
+# them on one half of the queries gained the same over BM25 on the other half (README).
+DENSE_WEIGHT = 0.4
+SOFT_WEIGHT = 0.3
 RRF_K = 60
 DENSE_MIN_SPREAD = 0.2  # cosine units
+SOFT_MIN_SPREAD = 0.2  # cosine units, averaged over the query's words
 KEYWORD_MIN_SPREAD = 0.25  # share of the best BM25 score in the pool
 # Each side fetches this many times the wanted count per variant, so fusion can promote a
 # candidate that one side ranked just below the cut.
@@ -43,8 +49,9 @@ class Candidate:
     coverage: float = 0.0  # best share of a variant's keyword (IDF) weight the chunk holds
     dense_rank: int | None = None  # best rank in a dense list (None: not a dense candidate)
     keyword_rank: int | None = None  # best rank in a BM25 list (None: not a keyword candidate)
+    soft: float = 0.0  # best soft keyword match over the variants (softmatch.py)
     fused: float = 0.0
-    per_query: list[tuple[float, float]] = field(default_factory=list)  # (dense, bm25)
+    per_query: list[tuple[float, float, float]] = field(default_factory=list)  # dense, bm25, soft
 
 
 def _minmax(values: np.ndarray, min_range: float) -> np.ndarray:
@@ -72,6 +79,7 @@ def retrieve(
     exclude_docs: Sequence[str] = (),
     dense_weight: float = DENSE_WEIGHT,
     fusion: Fusion = "minmax",
+    soft_weight: float = SOFT_WEIGHT,
 ) -> list[Candidate]:
     """Up to ``k`` candidates, best first by the mode's own order, each scored on both sides."""
     queries = [q for q in dict.fromkeys(queries) if q.strip()]
@@ -105,13 +113,9 @@ def retrieve(
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
     for cid, c in pool.items():
-        text, meta, emb = got[cid]
+        text, meta, _ = got[cid]
         c.text, c.metadata = text or c.text, meta or c.metadata
-        both = [s.of([cid]).get(cid, (0.0, 0.0)) if s else (0.0, 0.0) for s in scored]
-        c.per_query = [(float(np.dot(emb, v)), b[0]) for v, b in zip(vectors, both, strict=True)]
-        c.dense = max(d for d, _ in c.per_query)
-        c.bm25 = max(b for _, b in c.per_query)
-        c.coverage = max(cov for _, cov in both)
+    _score_both_sides(bench, workspace_id, queries, vectors, scored, pool, got, mode)
     for lists, attr in ((dense_lists, "dense_rank"), (keyword_lists, "keyword_rank")):
         for ranking in lists:
             for rank, cid in enumerate(ranking, start=1):
@@ -120,31 +124,70 @@ def retrieve(
                     setattr(pool[cid], attr, rank if best is None else min(best, rank))
     candidates = list(pool.values())
     if mode == "dense":
-        candidates.sort(key=lambda c: -c.dense)
+        candidates.sort(key=lambda c: (-c.dense, c.chunk_id))
     elif mode == "bm25":
         candidates.sort(key=lambda c: (-c.bm25, c.chunk_id))
     elif fusion == "rrf":
-        fused = rrf(
-            [*dense_lists, *keyword_lists],
-            weights=[dense_weight] * len(dense_lists) + [1 - dense_weight] * len(keyword_lists),
-        )
+        fused = rrf([*dense_lists, *keyword_lists])  # equal weights, the textbook form
         for c in candidates:
             c.fused = fused.get(c.chunk_id, 0.0)
-        candidates.sort(key=lambda c: -c.fused)
+        candidates.sort(key=lambda c: (-c.fused, c.chunk_id))
     else:
-        _fuse_minmax(candidates, len(queries), dense_weight)
-        candidates.sort(key=lambda c: -c.fused)
+        _fuse_minmax(candidates, len(queries), dense_weight, soft_weight)
+        candidates.sort(key=lambda c: (-c.fused, c.chunk_id))
     return candidates[:k]
 
 
-def _fuse_minmax(candidates: list[Candidate], n_queries: int, dense_weight: float) -> None:
-    """Per variant, min-max both sides over the candidate pool, mix, then average variants."""
+def _score_both_sides(
+    bench: Workbench,
+    workspace_id: str,
+    queries: Sequence[str],
+    vectors: Sequence[np.ndarray],
+    scored: Sequence[KeywordScores | None],
+    pool: dict[str, Candidate],
+    got: dict[str, tuple[str, dict[str, Any], np.ndarray]],
+    mode: Mode,
+) -> None:
+    """Every candidate's dense, BM25 and (hybrid only) soft-match score for every variant."""
+    ids = list(pool)
+    embeddings = np.stack([got[cid][2] for cid in ids]) if ids else np.zeros((0, 1))
+    dense = [embeddings @ v for v in vectors]
+    keyword = [s.of(ids) if s else {} for s in scored]
+    if mode == "hybrid":
+        matrices = word_matrices(bench.word_vectors, [pool[cid].text for cid in ids])
+
+        def weights(words: list[str]) -> np.ndarray:
+            return bench.bm25.idf_weights(workspace_id, words)
+
+        soft = [soft_match(bench.word_vectors, q, weights, matrices) for q in queries]
+    else:
+        soft = [np.zeros(len(ids)) for _ in queries]
+    for i, cid in enumerate(ids):
+        c = pool[cid]
+        both = [k.get(cid, (0.0, 0.0)) for k in keyword]
+        c.per_query = [
+            (float(d[i]), b[0], float(s[i])) for d, b, s in zip(dense, both, soft, strict=True)
+        ]
+        c.dense = max(p[0] for p in c.per_query)
+        c.bm25 = max(p[1] for p in c.per_query)
+        c.soft = max(p[2] for p in c.per_query)
+        c.coverage = max(cov for _, cov in both)
+
+
+def _fuse_minmax(
+    candidates: list[Candidate], n_queries: int, dense_weight: float, soft_weight: float
+) -> None:
+    """Per variant, min-max each signal over the candidate pool, mix, then average variants."""
+    keyword_weight = 1 - dense_weight - soft_weight
     total = np.zeros(len(candidates))
     for qi in range(n_queries):
-        dense = np.array([c.per_query[qi][0] for c in candidates])
-        keyword = np.array([c.per_query[qi][1] for c in candidates])
-        total += dense_weight * _minmax(dense, DENSE_MIN_SPREAD) + (1 - dense_weight) * _minmax(
-            keyword, KEYWORD_MIN_SPREAD * float(keyword.max())
+        dense, keyword, soft = (
+            np.array([c.per_query[qi][j] for c in candidates]) for j in range(3)
+        )
+        total += (
+            dense_weight * _minmax(dense, DENSE_MIN_SPREAD)
+            + keyword_weight * _minmax(keyword, KEYWORD_MIN_SPREAD * float(keyword.max()))
+            + soft_weight * _minmax(soft, SOFT_MIN_SPREAD)
         )
     for c, score in zip(candidates, total / max(1, n_queries), strict=True):
         c.fused = float(score)
