@@ -34,6 +34,7 @@ class Evidence(TypedDict, total=False):
     kept_by: Literal["dense", "keyword", "both"]
     keyword_rank: int | None
     coverage: float
+    soft: float  # soft keyword match (hybrid only): ranks, never keeps
 
 
 class Plan(TypedDict, total=False):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest.pipeline import Ingestor
@@ -169,6 +170,61 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     repaired = restarted.bm25.rows("faults")
     assert repaired == rows
     assert "faults/ghost/000000" not in repaired
+
+
+IRRIGATION = {
+    "drip.txt": "Calibration of drip emitters: cup-test ten emitters for fifteen minutes, "
+    "measure the water collected and compute the flow per hour before setting run times.",
+    "flood.txt": "Flood irrigation of rice fields: the basin is levelled, bunded and kept under "
+    "standing water for most of the season; drainage happens before the harvest.",
+    "tractor.txt": "Tractor maintenance: change the engine oil every 250 hours, grease the "
+    "joints weekly and check the tyre pressure before field work.",
+}
+
+
+def test_soft_match_rewards_related_words_and_weighs_rare_ones(bench) -> None:
+    from masis_core.retrieval.softmatch import soft_match, word_matrices
+
+    texts = list(IRRIGATION.values())
+    chunks = word_matrices(bench.word_vectors, texts)
+
+    def uniform(words: list[str]) -> np.ndarray:
+        return np.ones(len(words))
+
+    query = "How do I calibrate a drip emitter?"
+    scores = soft_match(bench.word_vectors, query, uniform, chunks)
+    # 'calibrate'/'emitter' are not the chunk's exact words ('calibration', 'emitters').
+    assert scores[0] == scores.max() > scores[2]
+    assert scores[0] < 1.0
+    # Weight only 'tractor': the tractor chunk wins although 'calibrate' matches elsewhere.
+    rare = soft_match(
+        bench.word_vectors,
+        "calibrate tractor",
+        lambda words: np.array([0.1 if w == "calibrate" else 5.0 for w in words]),
+        chunks,
+    )
+    assert int(np.argmax(rare)) == 2
+    assert soft_match(bench.word_vectors, "the and of", uniform, chunks).tolist() == [0, 0, 0]
+
+
+def test_hybrid_scores_every_candidate_on_all_three_signals(bench) -> None:
+    ws = bench.create_workspace("farm", "wordllama")
+    ingestor = Ingestor(bench)
+    for name, text in IRRIGATION.items():
+        assert ingestor.ingest_bytes(ws, text.encode(), name).status == "ingested"
+    question = ["How do I calibrate a drip emitter?"]
+    found = retrieve(bench, ws.id, "wordllama", question, 3, mode="hybrid")
+    assert filenames(found)[0] == "drip.txt"
+    assert all(len(c.per_query[0]) == 3 and c.soft > 0 for c in found)
+    assert found[0].soft == max(c.soft for c in found)
+    # The soft signal alone decides when it has all the weight; the other modes skip it.
+    only_soft = retrieve(
+        bench, ws.id, "wordllama", question, 3, mode="hybrid", dense_weight=0, soft_weight=1
+    )
+    assert [c.chunk_id for c in only_soft] == [
+        c.chunk_id for c in sorted(only_soft, key=lambda c: -c.soft)
+    ]
+    assert all(c.soft == 0 for c in retrieve(bench, ws.id, "wordllama", question, 3, mode="bm25"))
 
 
 def test_rrf_on_known_rankings() -> None:

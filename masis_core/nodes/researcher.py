@@ -73,6 +73,7 @@ def to_evidence(c: Candidate, quality: float, why: str) -> Evidence:
         kept_by=why,
         keyword_rank=c.keyword_rank,
         coverage=c.coverage,
+        soft=round(c.soft, 4),
     )
 
 

@@ -4,7 +4,8 @@ Candidates come from two places, both restricted to the workspace inside the sea
 kNN (dense) and the workspace's BM25 index (keyword). Every candidate is then scored on *both*
 sides — a keyword-only hit gets its cosine similarity from its stored embedding, a dense-only
 hit gets its BM25 score — so fusion and the threshold see complete evidence, not one side's
-guess about the other.
+guess about the other. In hybrid mode a third signal, the soft keyword match (softmatch.py),
+scores the same pool; it only orders candidates, the keep-or-drop rules never look at it.
 """
 
 from __future__ import annotations

@@ -180,11 +180,14 @@ def kept_because(c: dict[str, Any]) -> str:
         f"keyword rank {c.get('keyword_rank')}, "
         f"{round(float(c.get('coverage') or 0) * 100)}% of the question's keyword weight"
     )
-    return {
+    why = {
         "dense": f"kept for meaning ({dense})",
         "keyword": f"kept for exact terms ({keyword}; {dense})",
         "both": f"kept for meaning and exact terms ({dense}; {keyword})",
     }.get(c.get("kept_by") or "", dense)
+    if c.get("soft"):
+        why += f"; word match {float(c['soft']):.2f}"
+    return why
 
 
 def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
