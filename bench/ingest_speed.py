@@ -31,6 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PDFS = Path(os.environ.get("MASIS_PDF_CORPUS", ROOT / ".pdf-corpus")) / "manuals"
 
 
+def find_pdfs(folder: Path) -> list[Path]:
+    """The folder's PDFs, or exit with how to get them (a benchmark over nothing misleads)."""
+    pdfs = sorted(folder.glob("*.pdf"))
+    if not pdfs:
+        sys.exit(f"no PDFs in {folder}: run ../shared/scripts/fetch-pdf-corpus.sh first")
+    return pdfs
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -154,9 +162,7 @@ def main() -> None:
     parser.add_argument("--pdfs", type=Path, default=DEFAULT_PDFS)
     parser.add_argument("--variant", choices=list(VARIANTS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    pdfs = sorted(args.pdfs.glob("*.pdf"))
-    if not pdfs:
-        sys.exit(f"no PDFs in {args.pdfs}: run ../shared/scripts/fetch-pdf-corpus.sh first")
+    pdfs = find_pdfs(args.pdfs)
     if args.variant:
         child(args.variant, pdfs)
         return

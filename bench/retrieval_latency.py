@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.ingest_speed import DEFAULT_PDFS
+from bench.ingest_speed import DEFAULT_PDFS, find_pdfs
 from ingest.parsing import parse_bytes
 from masis_core.config import Settings
 from masis_core.retrieval.evaluate import query_variants
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    texts = windows(sorted(args.pdfs.glob("*.pdf")), args.chunks)
+    texts = windows(find_pdfs(args.pdfs), args.chunks)
     rng = random.Random(3)
     questions = [
         " ".join(rng.choice(texts).split()[s : s + rng.randint(5, 12)])
