@@ -227,6 +227,17 @@ def test_hybrid_scores_every_candidate_on_all_three_signals(bench) -> None:
     assert all(c.soft == 0 for c in retrieve(bench, ws.id, "wordllama", question, 3, mode="bm25"))
 
 
+def test_variants_share_one_store_query_with_the_same_hits(bench, faults) -> None:
+    embedder = bench.embedder("wordllama")
+    vectors = [embedder.embed_query(q) for q in ("pump fault", "E-4107 relay", "serial number")]
+    batched = bench.store.query_many("wordllama", faults.id, vectors, 5, exclude_docs=["x"])
+    alone = [bench.store.query("wordllama", faults.id, v, 5, exclude_docs=["x"]) for v in vectors]
+    assert [[h.chunk_id for h in hits] for hits in batched] == [
+        [h.chunk_id for h in hits] for hits in alone
+    ]
+    assert len({tuple(h.chunk_id for h in hits) for hits in batched}) == 3
+
+
 def test_rrf_on_known_rankings() -> None:
     fused = rrf([["a", "b", "c"], ["b", "c", "d"]], k=60)
     assert list(fused) == ["b", "c", "a", "d"]

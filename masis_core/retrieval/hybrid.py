@@ -95,8 +95,7 @@ def retrieve(
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
     if mode in ("dense", "hybrid"):
-        for vec in vectors:
-            hits = bench.store.query(embed_model, workspace_id, vec, depth, exclude_docs)
+        for hits in bench.store.query_many(embed_model, workspace_id, vectors, depth, exclude_docs):
             dense_lists.append([h.chunk_id for h in hits])
             for hit in hits:
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))

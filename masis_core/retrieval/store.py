@@ -211,13 +211,25 @@ class VectorStore:
         exclude_docs: Sequence[str] = (),
     ) -> list[Hit]:
         """Top-k visible chunks of one workspace; the filters run inside Chroma."""
+        return self.query_many(embed_model, workspace_id, [query_embedding], k, exclude_docs)[0]
+
+    def query_many(
+        self,
+        embed_model: str,
+        workspace_id: str,
+        query_embeddings: Sequence[np.ndarray],
+        k: int,
+        exclude_docs: Sequence[str] = (),
+    ) -> list[list[Hit]]:
+        """Top-k per query vector, in one Chroma call: the metadata filter, which costs far
+        more than the kNN itself, is then evaluated once for all the query variants."""
         col = self.collection(embed_model)
         extra: list[dict[str, Any]] = [{"visible": True}]
         if exclude_docs:
             extra.append({"doc_id": {"$nin": list(exclude_docs)}})
         try:
             res = col.query(
-                query_embeddings=[np.asarray(query_embedding, dtype=np.float32)],
+                query_embeddings=[np.asarray(v, dtype=np.float32) for v in query_embeddings],
                 n_results=max(1, k),
                 where=workspace_where(workspace_id, *extra),
                 include=["documents", "metadatas", "distances"],
@@ -228,13 +240,12 @@ class VectorStore:
                     f"The query vector does not fit the '{embed_model}' collection: {exc}"
                 ) from exc
             raise
-        hits = []
-        for cid, doc, meta, dist in zip(
-            res["ids"][0],
-            res["documents"][0],
-            res["metadatas"][0],
-            res["distances"][0],
-            strict=True,
-        ):
-            hits.append(Hit(cid, doc or "", dict(meta or {}), round(1.0 - float(dist), 6)))
-        return hits
+        return [
+            [
+                Hit(cid, doc or "", dict(meta or {}), round(1.0 - float(dist), 6))
+                for cid, doc, meta, dist in zip(ids, docs, metas, dists, strict=True)
+            ]
+            for ids, docs, metas, dists in zip(
+                res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
+            )
+        ]
