@@ -1,7 +1,7 @@
 """Dense vs BM25 vs hybrid retrieval, side by side, on one index in one run.
 
     python -m bench.retrieval_quality [--dataset ../shared/eval/fitzgov-dev/retrieval]
-        [--no-variants] [--limit N] [--pdfs DIR --questions FILE]
+        [--no-variants] [--limit N (an even spread of N queries)] [--pdfs DIR --questions FILE]
 
 Columns: our three modes, plus hybrid with equal-weight Reciprocal Rank Fusion instead of our
 min-max score fusion, for reference. With ``--pdfs``, also page-hit@5 over real PDFs per mode.

@@ -106,7 +106,10 @@ def evaluate_retrieval(
     """Metrics per retrieval configuration on one index; ``configs`` maps a column label to
     ``retrieve`` options (default: one column per mode)."""
     corpus, queries, qrels = load_beir(dataset)
-    qids = [q for q in queries if q in qrels][:limit]
+    qids = [q for q in queries if q in qrels]
+    if limit is not None and 0 < limit < len(qids):
+        # Evenly spread, not the first N: datasets are often sorted by category.
+        qids = [qids[i * len(qids) // limit] for i in range(limit)]
     configs = configs or {m: {"mode": m} for m in modes}
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
         bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
