@@ -238,6 +238,18 @@ def test_variants_share_one_store_query_with_the_same_hits(bench, faults) -> Non
     assert len({tuple(h.chunk_id for h in hits) for hits in batched}) == 3
 
 
+def test_keyword_rows_of_a_document_still_being_ingested_match_nothing(bench) -> None:
+    from ingest.pipeline import OWNER
+
+    ws = bench.create_workspace("busy", "wordllama")
+    # This process is ingesting 'doc': its keyword rows are written just before its chunks
+    # become visible.
+    assert bench.registry.claim_document(ws.id, "doc", "relay.txt", 40, OWNER)
+    bench.bm25.add(ws.id, "doc", ["busy/doc/00000"], ["Relay fault E-4107 on the panel."])
+    for mode in ("hybrid", "bm25"):
+        assert retrieve(bench, ws.id, "wordllama", ["E-4107 relay"], 5, mode=mode) == []
+
+
 def test_rrf_on_known_rankings() -> None:
     fused = rrf([["a", "b", "c"], ["b", "c", "d"]], k=60)
     assert list(fused) == ["b", "c", "a", "d"]

@@ -112,6 +112,8 @@ def retrieve(
     got = bench.store.get_with_embeddings(embed_model, workspace_id, list(pool))
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
+    if not pool:  # only keyword rows of a document still being ingested matched
+        return []
     for cid, c in pool.items():
         text, meta, _ = got[cid]
         c.text, c.metadata = text or c.text, meta or c.metadata
