@@ -96,6 +96,11 @@ class _Built:
     token_sets: list[frozenset[str]]
     position: dict[str, int]
 
+    @property
+    def unknown_idf(self) -> float:
+        """The weight of a word no chunk holds: the rarest possible term."""
+        return _idf(len(self.chunk_ids), 0)
+
 
 class Bm25Store:
     """Per-workspace BM25 indexes over the chunks stored in Chroma."""
@@ -282,7 +287,7 @@ class Bm25Store:
         # A query term no chunk contains still weighs in coverage's denominator, as the rarest
         # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
         # whichever chunk says "1990".
-        unknown = (len(asked) - len(terms)) * _idf(len(built.chunk_ids), 0)
+        unknown = (len(asked) - len(terms)) * built.unknown_idf
         return KeywordScores(built, terms, built.retriever.get_scores(terms), unknown)
 
     def idf_weights(self, workspace_id: str, words: list[str]) -> np.ndarray:
@@ -292,8 +297,8 @@ class Bm25Store:
         built = self._load_or_build(workspace_id)
         if built is None:
             return np.ones(len(words))
-        unknown = _idf(len(built.chunk_ids), 0)
-        return np.array([built.idf.get(stem, unknown) for stem in _STEMMER.stemWords(words)])
+        stems = _STEMMER.stemWords(words)
+        return np.array([built.idf.get(stem, built.unknown_idf) for stem in stems])
 
     def search(
         self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()

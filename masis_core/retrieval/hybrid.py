@@ -152,7 +152,7 @@ def _score_both_sides(
 ) -> None:
     """Every candidate's dense, BM25 and (hybrid only) soft-match score for every variant."""
     ids = list(pool)
-    embeddings = np.stack([got[cid][2] for cid in ids]) if ids else np.zeros((0, 1))
+    embeddings = np.stack([got[cid][2] for cid in ids])  # the pool is never empty here
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":

@@ -36,15 +36,19 @@ class WordVectors:
 
     def of(self, words: Sequence[str]) -> np.ndarray:
         with self._lock:
-            missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+            found = {w: self._cache[w] for w in words if w in self._cache}
+        missing = [w for w in dict.fromkeys(words) if w not in found]
         if missing:
-            vectors = np.asarray(self._embed(missing), dtype=np.float32)
+            fresh = dict(
+                zip(missing, np.asarray(self._embed(missing), dtype=np.float32), strict=True)
+            )
+            found.update(fresh)
             with self._lock:
-                if len(self._cache) + len(missing) > MAX_CACHED_WORDS:
+                if len(self._cache) + len(fresh) > MAX_CACHED_WORDS:
                     self._cache.clear()
-                self._cache.update(zip(missing, vectors, strict=True))
-        with self._lock:
-            return np.stack([self._cache[w] for w in words])
+                self._cache.update(fresh)
+        # From the local copy: another thread may clear the shared cache meanwhile.
+        return np.stack([found[w] for w in words])
 
 
 def word_matrices(vectors: WordVectors, texts: Sequence[str]) -> list[np.ndarray | None]:
