@@ -9,7 +9,9 @@ MasisError
 ├── StoreError             the vector store or registry refused an operation
 │   └── EmbedderMismatch       a workspace queried or written with a different embedding model
 ├── WorkspaceError         unknown / duplicate workspace, bad workspace name
-└── DocumentError          one input file cannot be ingested (message says why)
+├── DocumentError          one input file cannot be ingested (message says why)
+└── RunError               a run cannot start or resume as asked (unknown, finished, bad input)
+    └── RunBusy                another tab or process is driving that run right now
 """
 
 from __future__ import annotations
@@ -52,4 +54,12 @@ class WorkspaceError(MasisError):
 
 
 class DocumentError(MasisError):
+    pass
+
+
+class RunError(MasisError):
+    pass
+
+
+class RunBusy(RunError):
     pass

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from masis_core.jobs import FileProgress
 from masis_core.runs import RunRecord
 
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
@@ -121,3 +122,26 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
         "review",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+BATCH_COLUMNS = ["file", "status", "pages", "chunks", "pages without text", "error", "notes"]
+
+
+def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
+    """One row per file of an upload batch, in batch order; files the batch never reached
+    (it was cancelled) are listed as such, not left out."""
+    rows = []
+    for f in files:
+        r = f.report
+        rows.append(
+            {
+                "file": r.file if r else f.name,
+                "status": r.status if r else f.stage,
+                "pages": r.pages if r else 0,
+                "chunks": r.chunks if r else 0,
+                "pages without text": len(r.empty_pages) if r else 0,
+                "error": r.error if r else None,
+                "notes": "; ".join(r.notes) if r else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=BATCH_COLUMNS)

@@ -5,19 +5,24 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langgraph.types import Command
 
 from masis_core.context import RunContext
-from masis_core.errors import MasisError, WorkspaceError
+from masis_core.errors import MasisError, RunBusy, RunError, WorkspaceError
 from masis_core.graph import compile_graph
 from masis_core.llm.engine import Engine, OfflineEngine
-from masis_core.nodes.human_review import InvalidResponse
+from masis_core.nodes.human_review import InvalidResponse, validate
+from masis_core.owners import current_owner, owner_alive
+from masis_core.questions import check_question
 from masis_core.registry import connect, now_iso
 from masis_core.services import Workbench
 from masis_core.web import make_web_search
@@ -39,14 +44,44 @@ CREATE TABLE IF NOT EXISTS runs (
     trace TEXT NOT NULL DEFAULT '[]',
     error TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    owner TEXT,
+    heartbeat TEXT,
+    input TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
 """
+# Columns added after the first release; older data dirs get them on open.
+RUN_MIGRATIONS = (("owner", "TEXT"), ("heartbeat", "TEXT"), ("input", "TEXT"))
+COLUMNS = (
+    "run_id",
+    "workspace_id",
+    "question",
+    "engine",
+    "status",
+    "answer",
+    "citations",
+    "confidence",
+    "hitl",
+    "metrics",
+    "trace",
+    "error",
+    "created_at",
+    "updated_at",
+    "owner",
+    "heartbeat",
+    "input",
+)
+# A running run's owner refreshes its heartbeat this often; one silent for STALE_RUN is taken
+# for dead even when its process id is alive (a reused pid, a process on another host).
+HEARTBEAT_S = 15.0
+STALE_RUN = timedelta(minutes=3)
+RESUMABLE = ("needs_human", "failed")
+INTERRUPTED = (
+    "interrupted: the process running it stopped before it finished; resume it to continue "
+    "from its last checkpoint"
+)
 
-# A question is a question: longer text belongs in a document. (Search uses the first 500
-# characters anyway; this bounds what is stored, traced and shown.)
-MAX_QUESTION_CHARS = 20_000
 
 Event = Callable[[str, dict[str, Any]], None]  # (kind: "node" | "progress", payload)
 
@@ -67,9 +102,14 @@ class RunRecord:
     error: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    owner: str | None = None
+    heartbeat: str | None = None
+    # The graph's first input: a run stopped before its first checkpoint starts over from it.
+    input: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["owner"], data["heartbeat"], data["input"]
         if self.hitl:
             data["hitl"] = {k: self.hitl.get(k) for k in ("kind", "message", "options", "details")}
         return data
@@ -80,6 +120,10 @@ class RunStore:
         self.db_path = bench.settings.db_path
         with self._conn() as conn:
             conn.executescript(RUNS_SCHEMA)
+            have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+            for column, definition in RUN_MIGRATIONS:
+                if column not in have:
+                    conn.execute(f"ALTER TABLE runs ADD COLUMN {column} {definition}")
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
@@ -87,26 +131,72 @@ class RunStore:
     def save(self, rec: RunRecord) -> None:
         rec.updated_at = now_iso()
         rec.created_at = rec.created_at or rec.updated_at
+        if rec.status != "running":
+            rec.owner = rec.heartbeat = None
+        row = {
+            **asdict(rec),
+            "citations": json.dumps(rec.citations),
+            "hitl": json.dumps(rec.hitl) if rec.hitl else None,
+            "metrics": json.dumps(rec.metrics),
+            "trace": json.dumps(rec.trace),
+            "input": json.dumps(rec.input) if rec.input is not None else None,
+        }
         with self._conn() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    rec.run_id,
-                    rec.workspace_id,
-                    rec.question,
-                    rec.engine,
-                    rec.status,
-                    rec.answer,
-                    json.dumps(rec.citations),
-                    rec.confidence,
-                    json.dumps(rec.hitl) if rec.hitl else None,
-                    json.dumps(rec.metrics),
-                    json.dumps(rec.trace),
-                    rec.error,
-                    rec.created_at,
-                    rec.updated_at,
-                ),
+                f"INSERT OR REPLACE INTO runs ({', '.join(COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(COLUMNS))})",
+                [row[c] for c in COLUMNS],
             )
+
+    def claim(self, run_id: str, owner: str) -> bool:
+        """Take a paused or failed run for this process: one conditional UPDATE, so of two
+        claimants (two tabs, a double click, the CLI beside the UI) exactly one wins."""
+        stamp = now_iso()
+        placeholders = ", ".join("?" * len(RESUMABLE))
+        with self._conn() as conn:
+            cur = conn.execute(
+                "UPDATE runs SET status = 'running', owner = ?, heartbeat = ?, error = NULL,"
+                f" updated_at = ? WHERE run_id = ? AND status IN ({placeholders})",
+                (owner, stamp, stamp, run_id, *RESUMABLE),
+            )
+            return cur.rowcount == 1
+
+    def beat(self, owner: str, run_ids: list[str]) -> None:
+        """Refresh the heartbeat of the runs this process is driving."""
+        if not run_ids:
+            return
+        marks = ", ".join("?" * len(run_ids))
+        with self._conn() as conn:
+            conn.execute(
+                f"UPDATE runs SET heartbeat = ? WHERE owner = ? AND status = 'running'"
+                f" AND run_id IN ({marks})",
+                (now_iso(), owner, *run_ids),
+            )
+
+    def sweep_orphans(self, run_id: str | None = None, now: datetime | None = None) -> int:
+        """Runs left 'running' by an owner that is gone become 'failed' (resumable from their
+        checkpoint). A run whose owner lives and beats is left alone."""
+        cutoff = ((now or datetime.now(UTC)) - STALE_RUN).isoformat(timespec="seconds")
+        query = "SELECT run_id, owner, heartbeat, updated_at FROM runs WHERE status = 'running'"
+        args: tuple[str, ...] = ()
+        if run_id is not None:
+            query, args = f"{query} AND run_id = ?", (run_id,)
+        swept = 0
+        with self._conn() as conn:
+            for row in conn.execute(query, args).fetchall():
+                last = row["heartbeat"] or row["updated_at"]
+                if owner_alive(row["owner"]) and row["owner"] and last > cutoff:
+                    continue
+                cur = conn.execute(
+                    "UPDATE runs SET status = 'failed', error = ?, owner = NULL,"
+                    " heartbeat = NULL, updated_at = ? WHERE run_id = ? AND status = 'running'"
+                    " AND owner IS ?",
+                    (INTERRUPTED, now_iso(), row["run_id"], row["owner"]),
+                )
+                swept += cur.rowcount
+        if swept:
+            log.warning("marked %d run(s) whose process stopped as failed (resumable)", swept)
+        return swept
 
     def delete_workspace(self, workspace_id: str) -> None:
         with self._conn() as conn:
@@ -140,6 +230,7 @@ def _record(row: sqlite3.Row) -> RunRecord:
     for key, empty in (("citations", "[]"), ("metrics", "{}"), ("trace", "[]")):
         d[key] = json.loads(d[key] or empty)
     d["hitl"] = json.loads(d["hitl"]) if d["hitl"] else None
+    d["input"] = json.loads(d["input"]) if d.get("input") else None
     return RunRecord(**d)
 
 
@@ -160,6 +251,10 @@ class Researcher:
         self.store = RunStore(bench)
         # No key, no web hook: then nothing in a run can attempt a web request.
         self.web_search = web_search if web_search is not None else make_web_search(bench.settings)
+        self._driving: set[str] = set()
+        self._beat_lock = threading.Lock()
+        self._beat_thread: threading.Thread | None = None
+        self.store.sweep_orphans()
 
     def delete_workspace(self, workspace_id: str) -> int:
         """The workspace and everything of it: chunks, keyword rows, files, runs and their
@@ -180,23 +275,31 @@ class Researcher:
         workspace_id: str,
         question: str,
         *,
+        on_event: Event | None = None,
+        **options: Any,
+    ) -> RunRecord:
+        """Start a run (``options`` as for ``start``) and drive it to its end or first pause,
+        here and now: the CLI's way; the UI runs the same two steps as a job."""
+        rec, state = self.start(workspace_id, question, **options)
+        return self.drive(rec, state, on_event)
+
+    def start(
+        self,
+        workspace_id: str,
+        question: str,
+        *,
         web: bool = False,
         max_retries: int | None = None,
         engine: str | None = None,
         mode: str | None = None,
         trusted_only: bool | None = None,
         trusted_domains: list[str] | None = None,
-        on_event: Event | None = None,
-    ) -> RunRecord:
-        """Start a run; ``mode`` (dense | bm25 | hybrid) overrides MASIS_RETRIEVAL_MODE."""
-        question = question.strip()
-        if not question:
-            raise MasisError("The question is empty.")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise MasisError(
-                f"The question is {len(question):,} characters long; the limit is "
-                f"{MAX_QUESTION_CHARS:,}. Put long material into a document and ask about it."
-            )
+    ) -> tuple[RunRecord, dict[str, Any]]:
+        """Check the question, record the run as 'running' and owned by this process, and
+        return it with the graph's input; ``mode`` (dense | bm25 | hybrid) overrides
+        MASIS_RETRIEVAL_MODE. The record exists before any node runs, so its id can go into
+        the address at once."""
+        question = check_question(question)
         ws = self.bench.registry.get_workspace(workspace_id)
         if ws is None:
             raise WorkspaceError(f"There is no workspace '{workspace_id}'.")
@@ -204,8 +307,8 @@ class Researcher:
             status = self.bench.provider_status()
             engine = status.mode if status.ready else "offline"
         run_id = uuid.uuid4().hex[:12]
-        rec = RunRecord(run_id, ws.id, question, engine, "running")
-        self.store.save(rec)
+        rec = RunRecord(run_id, ws.id, question, engine, "running", owner=current_owner())
+        rec.heartbeat = now_iso()
         state = {
             "run_id": run_id,
             "question": question,
@@ -223,33 +326,62 @@ class Researcher:
             "metrics": {"retry_reasons": []},
             "trace": [],
         }
-        return self._drive(rec, state, on_event)
+        rec.input = state
+        self.store.save(rec)
+        return rec, state
 
     def resume(
         self, run_id: str, response: dict[str, Any] | None, on_event: Event | None = None
     ) -> RunRecord:
         """Answer a review (``response``) or, for a failed run, continue from its checkpoint."""
+        rec, graph_input = self.claim(run_id, response)
+        return self.drive(rec, graph_input, on_event)
+
+    def claim(self, run_id: str, response: dict[str, Any] | None) -> tuple[RunRecord, Any]:
+        """Check the response and take the run for this process (atomically: a second
+        claimant gets ``RunBusy``); return the record and the graph input that resumes it."""
+        self.store.sweep_orphans(run_id)
         rec = self.store.get(run_id)
         if rec is None:
-            raise MasisError(f"There is no run '{run_id}'.")
+            raise RunError(f"There is no run '{run_id}'.")
         if rec.status == "needs_human":
             if response is None:
-                raise MasisError("This run waits for a review response.")
-            payload = rec.hitl or {}
-            from masis_core.nodes.human_review import validate
-
+                raise RunError("This run waits for a review response.")
             try:
-                validate(payload, response)
+                validate(rec.hitl or {}, response)
             except InvalidResponse as exc:
-                raise MasisError(str(exc)) from exc
-            return self._drive(rec, Command(resume=response), on_event)
-        if rec.status == "failed":
-            return self._drive(rec, None, on_event)
-        raise MasisError(f"Run '{run_id}' is {rec.status}; only paused or failed runs resume.")
+                raise RunError(str(exc)) from exc
+        elif rec.status == "running":
+            raise RunBusy(
+                f"Run '{run_id}' is already running (owner {rec.owner}); wait for it to pause "
+                "or finish."
+            )
+        elif rec.status != "failed":
+            raise RunError(f"Run '{run_id}' is {rec.status}; only paused or failed runs resume.")
+        expected = rec.status
+        if not self.store.claim(run_id, current_owner()):
+            raise RunBusy(
+                f"Run '{run_id}' was just taken by another tab or process; reload to follow it."
+            )
+        rec.status, rec.owner, rec.error = "running", current_owner(), None
+        snapshot = self.graph.get_state(self._config(run_id, rec.engine))
+        if not snapshot.values and not snapshot.next:
+            return rec, rec.input  # stopped before its first checkpoint: start over
+        if expected == "needs_human":
+            if snapshot.interrupts:
+                return rec, Command(resume=response)
+            # The record said 'paused' but the checkpoint has moved on (an old interrupted
+            # resume): continue from the checkpoint rather than send an answer nobody awaits.
+            log.warning("run %s had no pending review; continuing from its checkpoint", run_id)
+        return rec, None
 
-    def _drive(self, rec: RunRecord, graph_input: Any, on_event: Event | None) -> RunRecord:
+    def drive(self, rec: RunRecord, graph_input: Any, on_event: Event | None = None) -> RunRecord:
+        """Run the graph until it ends or pauses. Whatever stops it — an error, a stopped
+        script, Ctrl-C — the record is written from the checkpoint before this returns or
+        raises, so no run stays 'running' behind its owner's back."""
         config = self._config(rec.run_id, rec.engine)
         rec.status, rec.error = "running", None
+        self._beating(rec.run_id, True)
         try:
             for mode, chunk in self.graph.stream(
                 graph_input, config, stream_mode=["updates", "custom"]
@@ -271,9 +403,37 @@ class Researcher:
             gone = self.bench.store.unreachable(exc)
             rec.status = "failed"
             rec.error = str(gone) if gone else f"{type(exc).__name__}: {exc}"
-        self._record_state(rec, config)
-        self.store.save(rec)
+        except BaseException:
+            rec.status, rec.error = "failed", INTERRUPTED
+            raise
+        finally:
+            self._beating(rec.run_id, False)
+            self._record_state(rec, config)
+            self.store.save(rec)
         return rec
+
+    def _beating(self, run_id: str, on: bool) -> None:
+        """Keep this process's running runs' heartbeats fresh from one daemon thread."""
+        with self._beat_lock:
+            if on:
+                self._driving.add(run_id)
+            else:
+                self._driving.discard(run_id)
+            if on and self._beat_thread is None:
+                self._beat_thread = threading.Thread(
+                    target=self._beat_loop, name="run-heartbeat", daemon=True
+                )
+                self._beat_thread.start()
+
+    def _beat_loop(self) -> None:
+        while True:
+            time.sleep(HEARTBEAT_S)
+            with self._beat_lock:
+                ids = sorted(self._driving)
+            try:
+                self.store.beat(current_owner(), ids)
+            except sqlite3.Error:  # a busy database: the next beat will do
+                log.warning("could not refresh run heartbeats", exc_info=True)
 
     def _record_state(self, rec: RunRecord, config: dict[str, Any]) -> None:
         snapshot = self.graph.get_state(config)

@@ -1,22 +1,21 @@
-"""Library: upload documents into the workspace, see what each file yielded, delete."""
+"""Library: upload documents into the workspace, follow the batch, see what each file yielded."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from ingest.pipeline import Ingestor, Source
-from masis_core.ui.resources import workbench
-from masis_core.ui.sidebar import render_sidebar
-from masis_core.ui.views import IngestBoxes
+from ingest.pipeline import Source
+from masis_core.inspection import batch_table
+from masis_core.jobs import held
+from masis_core.ui.follow import batch_boxes, follow_batch
+from masis_core.ui.resources import jobs, workbench
+from masis_core.ui.sidebar import workspace_or_stop
 
-ws = render_sidebar()
-st.title("📚 Library")
-if ws is None:
-    st.info("Create a workspace in the sidebar to start.")
-    st.stop()
+# The batch this browser session started last; the job itself lives in the server process.
+BATCH = "ingest_job"
 
-bench = workbench()
+ws = workspace_or_stop("📚 Library")
+bench, workers = workbench(), jobs()
 st.caption(f"Workspace **{ws.id}** · embeddings: `{ws.embed_model}`")
 
 with st.form("upload", clear_on_submit=True):
@@ -28,25 +27,23 @@ with st.form("upload", clear_on_submit=True):
     submitted = st.form_submit_button("Ingest", type="primary")
 
 if submitted and files:
-    boxes = IngestBoxes(len(files))
-    sources = [Source(upload.name, upload.getvalue) for upload in files]
-    reports = [
-        boxes.close(report) for report in Ingestor(bench).ingest_each(ws, sources, boxes.open)
-    ]
-    st.session_state["last_ingest"] = [r.to_json() for r in reports]
+    # The bytes are read now: an upload belongs to this browser session, the job does not.
+    sources = [Source(f.name, held(f.getvalue())) for f in files]
+    st.session_state[BATCH] = workers.ingest(ws, sources).id
 
-if st.session_state.get("last_ingest"):
+job = workers.get(st.session_state.get(BATCH))
+if job is not None and job.workspace_id != ws.id:
+    job = None
+others = [j for j in workers.active(ws.id, "ingest") if job is None or j.id != job.id]
+for other in others:
+    st.caption(f"⏳ Another batch is being ingested into this workspace: {other.title}.")
+
+if job is not None and not job.finished:
+    follow_batch(job.id)
+elif job is not None:
+    batch_boxes(job)
     st.subheader("Last upload")
-    table = pd.DataFrame(st.session_state["last_ingest"])
-    table["empty_pages"] = table["empty_pages"].map(len)
-    table["notes"] = table["notes"].map("; ".join)
-    st.dataframe(
-        table[["file", "status", "pages", "chunks", "empty_pages", "error", "notes"]].rename(
-            columns={"empty_pages": "pages without text"}
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(batch_table(job.files), hide_index=True, width="stretch")
 
 st.subheader("Documents")
 docs = bench.documents(ws.id)

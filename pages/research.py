@@ -1,25 +1,27 @@
-"""Research: ask, watch each node finish, read the cited answer, answer a review in place."""
+"""Research: ask, watch each node finish, read the cited answer, answer a review in place.
+
+Runs are jobs of the server process: this page starts one and follows it, and the analyst may
+switch pages meanwhile. The run id goes into the address (``?run=…``) at once.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from masis_core.errors import MasisError
-from masis_core.ui.resources import researcher, workbench
-from masis_core.ui.sidebar import render_sidebar
-from masis_core.ui.views import LiveTrace, render_answer, render_trace, review_form, status_line
+from masis_core.retrieval.hybrid import MODES
+from masis_core.runs import RunRecord
+from masis_core.ui.follow import follow_run, watch_record
+from masis_core.ui.resources import jobs, researcher, workbench
+from masis_core.ui.sidebar import workspace_or_stop
+from masis_core.ui.views import render_answer, render_trace, review_form, status_line
 from masis_core.web import parse_domains
 
-# The review a submit asked for; applied on the next script run, below the stored trace.
-PENDING = "review_pending"
+# The run this browser session looked at last: the page comes back to it from the navigation.
+LAST_RUN = "research_run"
 
-ws = render_sidebar()
-st.title("🔎 Research")
-if ws is None:
-    st.info("Create a workspace in the sidebar to start.")
-    st.stop()
-
-bench, research = workbench(), researcher()
+ws = workspace_or_stop("🔎 Research")
+bench, research, workers = workbench(), researcher(), jobs()
 web_ready, web_reason = bench.web_status()
 
 with st.form("ask"):
@@ -30,11 +32,10 @@ with st.form("ask"):
         disabled=not web_ready,
         help=web_reason if not web_ready else "Tavily results are cited beside your documents.",
     )
-    modes = ["hybrid", "dense", "bm25"]
     mode = mid.selectbox(
         "Retrieval",
-        modes,
-        index=modes.index(bench.settings.retrieval_mode),
+        MODES,
+        index=MODES.index(bench.settings.retrieval_mode),
         help="hybrid: meaning and exact terms fused; dense: meaning only; bm25: terms only.",
     )
     max_retries = right.number_input(
@@ -59,27 +60,25 @@ if not web_ready:
 paused_box = st.container()
 
 
-def live_run(start, note: str | None = None):
-    """Run ``start(on_event)`` with a panel per node as it finishes; the record, or None."""
-    if note:
-        st.caption(note)
-    live = LiveTrace()
+def show(run_id: str) -> None:
+    st.query_params["run"] = run_id
+    st.session_state[LAST_RUN] = run_id
+
+
+def start_resume(rec: RunRecord, response: dict | None) -> None:
     try:
-        return start(live)
+        workers.resume(rec.run_id, response)
     except MasisError as exc:
         st.error(str(exc))
-        return None
-    finally:
-        live.done()
+    else:
+        st.rerun()
 
 
-rec = None
 if asked and not question.strip():
     st.warning("Type a question first.")
 elif asked:
-    st.markdown(f"#### {question.strip()}")
-    rec = live_run(
-        lambda on: research.ask(
+    try:
+        started = workers.ask(
             ws.id,
             question,
             web=web,
@@ -87,42 +86,42 @@ elif asked:
             mode=mode,
             trusted_only=trusted,
             trusted_domains=parse_domains(domains),
-            on_event=on,
         )
-    )
-    if rec is not None:
-        st.query_params["run"] = rec.run_id
-elif run_id := st.query_params.get("run"):
-    rec = research.store.get(run_id)
-    if rec is not None and rec.workspace_id != ws.id:
-        rec = None  # a link from another workspace
-    pending = st.session_state.pop(PENDING, {})
-    if rec is not None:
-        st.markdown(f"#### {rec.question}")
-        render_trace(rec.trace)
-    if rec is not None and rec.run_id in pending:
-        response = pending[rec.run_id]
-        note = f"🙋 Your review: {response['action']}" if response else "↻ Resuming"
-        rec = live_run(
-            lambda on: research.resume(rec.run_id, response, on_event=on), note
-        ) or research.store.get(rec.run_id)
+    except MasisError as exc:
+        st.error(str(exc))
+    else:
+        show(started.id)
+
+run_id = st.query_params.get("run") or st.session_state.get(LAST_RUN)
+rec = research.store.get(run_id) if run_id else None
+if rec is not None and rec.workspace_id != ws.id:
+    rec = None  # a link from another workspace
+job = workers.get(rec.run_id) if rec is not None else None
 
 if rec is not None:
-    status_line(rec)
-    if rec.status == "failed" and st.button("Resume from the last checkpoint"):
-        st.session_state[PENDING] = {rec.run_id: None}
-        st.rerun()
-    if rec.status == "needs_human":
-        submitted = review_form(rec)
-        if submitted is not None:
-            st.session_state[PENDING] = {rec.run_id: submitted}
-            st.rerun()
-    render_answer(rec, ws)
+    show(rec.run_id)
+    if job is not None and not job.finished:
+        st.markdown(f"#### {job.title}")
+        follow_run(job.id)
+    elif rec.status == "running":  # driven by another process (the CLI, another server)
+        st.markdown(f"#### {rec.question}")
+        watch_record(rec.run_id)
+    else:
+        st.markdown(f"#### {rec.question}")
+        render_trace(rec.trace)
+        status_line(rec)
+        if rec.status == "failed" and st.button("Resume from the last checkpoint"):
+            start_resume(rec, None)
+        if rec.status == "needs_human":
+            submitted = review_form(rec)
+            if submitted is not None:
+                start_resume(rec, submitted)
+        render_answer(rec, ws)
 
 paused = research.store.list(ws.id, status="needs_human", limit=20)
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:
             if st.button(f"{run.run_id} · {run.question[:90]}", key=f"open-{run.run_id}"):
-                st.query_params["run"] = run.run_id
+                show(run.run_id)
                 st.rerun()

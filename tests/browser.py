@@ -60,8 +60,11 @@ def _healthy(url: str) -> bool:
 
 
 @contextmanager
-def streamlit_server(data_dir: Path, log_path: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free loopback port, offline, on its own data dir."""
+def streamlit_server(
+    data_dir: Path, log_path: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port, offline, on its own data dir;
+    ``extra_env`` adds settings (e.g. a fake Tavily on loopback)."""
     port = free_port()
     env = {
         **os.environ,
@@ -70,6 +73,7 @@ def streamlit_server(data_dir: Path, log_path: Path) -> Iterator[str]:
         "OLLAMA_HOST": "http://127.0.0.1:9",
     }
     env.pop("TAVILY_API_KEY", None)
+    env.update(extra_env or {})
     cmd = [
         sys.executable,
         "-m",
@@ -97,6 +101,12 @@ def streamlit_server(data_dir: Path, log_path: Path) -> Iterator[str]:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def server_problems(log_path: Path) -> list[str]:
+    """Lines of the server log that show an exception (an uncaught one, or one we logged)."""
+    text = log_path.read_text(errors="replace")
+    return [line for line in text.splitlines() if "Traceback" in line or "Uncaught" in line]
 
 
 def screenshot(page: Any, name: str, tmp_dir: Path, height: int = 2000) -> Path:

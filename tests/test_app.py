@@ -56,12 +56,23 @@ def by_key_prefix(elements, prefix: str):
     return match
 
 
+def settle(at: AppTest) -> AppTest:
+    """Wait for the jobs the page started (runs and batches are server jobs now), then
+    draw the page again, as the page's own follow-up does once a job ends."""
+    from masis_core.ui.resources import jobs
+
+    assert jobs().wait_idle(timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def ask(at: AppTest, question: str) -> AppTest:
     at.switch_page("pages/research.py").run()
     at.text_area[0].input(question)
     at.button(key="FormSubmitter:ask-Ask").click().run()
     assert not at.exception, at.exception
-    return at
+    return settle(at)
 
 
 # -- sidebar and library ----------------------------------------------------------------------
@@ -106,7 +117,7 @@ def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, benc
         ]
     )
     at.button(key="FormSubmitter:upload-Ingest").click().run()
-    assert not at.exception
+    settle(at)
     status = dict(zip(labels(at), [s.state for s in at.status], strict=True))
     assert status["pump.pdf: ingested"] == "complete"
     assert status["broken.pdf: failed"] == "error"
@@ -165,7 +176,7 @@ def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
     action.set_value("rephrase").run()
     by_key_prefix(at.text_input, "review-text").input("When does the pump relief valve open?")
     by_key_prefix(at.button, "review-submit").click().run()
-    assert not at.exception, at.exception
+    settle(at)
     rec = Researcher(bench).store.get(run_id)
     assert rec.status == "completed"
     assert at.query_params["run"] == run_id  # the same run, continued
@@ -184,7 +195,7 @@ def test_paused_run_survives_a_restart_and_is_resumable(bench, plant) -> None:
     assert at.query_params["run"] == paused.run_id
     by_key_prefix(at.radio, "review-action").set_value("cancel").run()
     by_key_prefix(at.button, "review-submit").click().run()
-    assert not at.exception
+    settle(at)
     assert Researcher(bench).store.get(paused.run_id).status == "cancelled"
     assert not [b for b in at.button if (b.key or "").startswith("open-")]
 
@@ -203,7 +214,7 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
     assert "42 million" in shown and "37 million" in shown
     source.set_value(a.doc_id).run()
     by_key_prefix(at.button, "review-submit").click().run()
-    assert not at.exception
+    settle(at)
     rec = Researcher(bench).store.get(at.query_params["run"])
     assert rec.status == "completed"
     assert {c["filename"] for c in rec.citations} == {"annual-report.txt"}

@@ -2,25 +2,41 @@
 
 What a new analyst does on a fresh machine in offline mode: create a workspace, upload a real
 PDF, ask, read node panels and a cited answer, ask something the documents do not cover,
-answer the review form, and see the same run finish.
+answer the review form, and see the same run finish. Then what an analyst does without
+thinking about it: leave a page while its work runs, click through the pages in any order,
+open a page by its address — and nothing is lost, nothing crashes, the navigation stays ours.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, chromium_missing_reason, screenshot
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    chromium_missing_reason,
+    screenshot,
+    server_problems,
+)
 from tests.browser import streamlit_server as server
+from tests.fake_tavily import FakeTavily, result
+from tests.pdfs import filler, make_pdf
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CORRUPT = Path(__file__).parent / "fixtures" / "corrupt.pdf"
 FIXTURE = Path(__file__).parent / "fixtures" / "nut-solaris-usb.pdf"
 WAIT_MS = 120_000  # upper bound for one step; the test moves on as soon as the page is ready
+NAV = ["Library", "Research", "Inspector", "Runs"]
+PAGES = {"Library": "", "Research": "research", "Inspector": "inspector", "Runs": "runs"}
+HEADINGS = {"Library": "Library", "Research": "Research", "Inspector": "Retrieval inspector"}
+HEADINGS["Runs"] = "Runs"
 
 reason = chromium_missing_reason()
 if reason and os.environ.get("CI") == "true":
@@ -32,17 +48,22 @@ if reason:
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
 
-@pytest.fixture
-def page(tmp_path: Path):
-    data = tmp_path / "data"
-    with server(data, tmp_path / "streamlit.log") as url, sync_playwright() as pw:
+def open_browser(url: str, first_path: str = "") -> Iterator[Page]:
+    with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(WAIT_MS)
         expect.set_options(timeout=WAIT_MS)
-        page.goto(url)
+        page.goto(f"{url}/{first_path}")
         yield page
         browser.close()
+
+
+@pytest.fixture
+def page(tmp_path: Path):
+    with server(tmp_path / "data", tmp_path / "streamlit.log") as url:
+        yield from open_browser(url)
+    assert not server_problems(tmp_path / "streamlit.log")
 
 
 def idle(page: Page) -> None:
@@ -56,26 +77,47 @@ def ask(page: Page, question: str) -> None:
     idle(page)
 
 
-def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
-    expect(page.get_by_text("Offline extractive mode")).to_be_visible()
+def go(page: Page, name: str) -> None:
+    """Click a page in the navigation, as a person does, and check where we landed."""
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click()
+    landed(page, name)
 
-    # Create a workspace from the sidebar.
-    page.get_by_label("Name").fill("ups-docs")
+
+def landed(page: Page, name: str) -> None:
+    """On ``name``: our navigation (never the bare file names), our sidebar, no exception."""
+    expect(page.get_by_role("heading", name=re.compile(HEADINGS[name])).first).to_be_visible()
+    nav = page.get_by_test_id("stSidebarNav").get_by_role("link")
+    expect(nav).to_have_text(NAV)
+    expect(page.get_by_text("Offline extractive mode")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def walk(page: Page, orders: list[list[str]]) -> None:
+    for order in orders:
+        for name in order:
+            go(page, name)
+
+
+def create_workspace(page: Page, name: str) -> None:
+    page.get_by_label("Name").fill(name)
     page.get_by_role("button", name="Create").click()
     idle(page)
-    expect(page.get_by_text("Workspace ups-docs")).to_be_visible()
+    expect(page.get_by_text(f"Workspace {name}")).to_be_visible()
+
+
+def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
+    expect(page.get_by_text("Offline extractive mode")).to_be_visible()
+    create_workspace(page, "ups-docs")
 
     # Upload a real PDF on the Library page, with a broken one in the same batch.
     page.locator("input[type=file]").set_input_files([str(CORRUPT), str(FIXTURE)])
     expect(page.get_by_text("nut-solaris-usb.pdf").first).to_be_visible()
     page.get_by_role("button", name="Ingest").click()
-    idle(page)
     expect(page.get_by_text("corrupt.pdf: failed")).to_be_visible()
     expect(page.get_by_text("nut-solaris-usb.pdf: ingested")).to_be_visible()
 
-    # Ask on the Research page: node panels and a cited answer.
-    page.get_by_role("link", name="Research").click()
-    idle(page)
+    # The first path a new user takes: straight on to Research (this crashed once).
+    go(page, "Research")
     ask(page, "Which driver should a USB UPS use on Solaris with NUT?")
     for node in ("planner", "researcher", "synthesizer", "critic", "evaluator"):
         expect(page.get_by_text(re.compile(rf"{node} ·")).first).to_be_visible()
@@ -99,6 +141,11 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     page.get_by_role("heading", name=re.compile("Which driver")).scroll_into_view_if_needed()
     screenshot(page, "research-page.png", tmp_path)
 
+    # After a run: every page, in several orders.
+    walk(page, [["Inspector", "Runs", "Library", "Research"], ["Runs", "Research", "Inspector"]])
+    go(page, "Research")  # the session's last run is still there
+    expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
+
     # Something the manual does not cover: the run pauses with a form in place.
     ask(page, "What was the population of Mongolia's capital city in 1990?")
     expect(page.get_by_text("No qualifying evidence")).to_be_visible()
@@ -106,11 +153,82 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     screenshot(page, "review-form.png", tmp_path)
     page.get_by_text("Rephrase the question").click()
     field = page.get_by_label("New question")
-    field.fill("How is the UGEN driver bound to a USB device on Solaris?")
+    new_question = "How is the UGEN driver bound to a USB device on Solaris?"
+    field.fill(new_question)
     field.press("Enter")
     idle(page)
     page.get_by_role("button", name="Submit and resume").click()
-    idle(page)
     expect(page.get_by_text(re.compile(r"human_review · no_evidence → rephrase"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
     expect(page.get_by_text("Sources", exact=True)).to_be_visible()
+    # The heading follows the rephrase.
+    expect(page.get_by_role("heading", name=new_question)).to_be_visible()
+    run_url = page.url
+    assert "run=" in run_url
+
+    # After a review: every page again, in other orders, then each page by its address.
+    walk(page, [["Library", "Inspector", "Research", "Runs"], ["Research", "Library"]])
+    base = run_url.split("/research")[0]
+    for name, path in PAGES.items():
+        page.goto(f"{base}/{path}")
+        landed(page, name)
+    page.goto(run_url)  # a shared link to the run
+    landed(page, "Research")
+    expect(page.get_by_role("heading", name=new_question)).to_be_visible()
+
+
+def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
+    """A run held at the web edge and a 20-file batch, each left for another page and found
+    finished on return; the first request opens a page by its address."""
+    question = "At what pressure does the relief valve of the pump open?"
+    with FakeTavily() as tavily:
+        gate = threading.Event()
+        tavily.state.hang[question] = gate  # the run waits here until the test lets it go
+        tavily.state.results[question] = [
+            result("Pump notes", "https://example.org/pump", "The relief valve opens at 230 bar.")
+        ]
+        env = {
+            "TAVILY_API_KEY": "tvly-test",
+            "MASIS_TAVILY_BASE_URL": tavily.url,
+            "MASIS_TAVILY_TIMEOUT_S": "60",
+        }
+        log = tmp_path / "streamlit.log"
+        with server(tmp_path / "data", log, env) as url:
+            for page in open_browser(url, "inspector"):  # a bookmark, on a fresh server
+                expect(page.get_by_text("Create a workspace in the sidebar")).to_be_visible()
+                landed(page, "Inspector")
+                create_workspace(page, "batch")
+                go(page, "Library")
+
+                pdfs = []
+                for i in range(20):
+                    path = tmp_path / f"manual-{i:02d}.pdf"
+                    text = filler(f"component {i}", 250)
+                    if i == 7:
+                        text += " The relief valve of the pump opens at 230 bar."
+                    path.write_bytes(make_pdf([text, filler(f"part {i}", 200)]))
+                    pdfs.append(str(path))
+                page.locator("input[type=file]").set_input_files(pdfs)
+                page.get_by_role("button", name="Ingest").click()
+                started = re.compile(r"of 20 files done|manual-00\.pdf: ingested")
+                expect(page.get_by_text(started).first).to_be_visible()
+                go(page, "Inspector")  # leave while the batch runs
+                go(page, "Library")
+                for i in range(20):
+                    expect(page.get_by_text(f"manual-{i:02d}.pdf: ingested")).to_be_visible()
+                expect(page.get_by_text("Last upload")).to_be_visible()
+
+                go(page, "Research")
+                page.get_by_text("Search the web too").click()
+                ask(page, question)
+                expect(page.get_by_text(re.compile(r"researcher · hybrid"))).to_be_visible()
+                go(page, "Inspector")  # the run is still waiting for the web
+                go(page, "Runs")
+                expect(page.get_by_text("running").first).to_be_visible()
+                gate.set()
+                go(page, "Research")
+                expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
+                for node in ("web_searcher", "synthesizer", "critic", "evaluator"):
+                    expect(page.get_by_text(re.compile(rf"{node} ·")).first).to_be_visible()
+                expect(page.get_by_text("230 bar").first).to_be_visible()
+    assert not server_problems(log)

@@ -6,7 +6,8 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from masis_core.errors import MasisError
-from masis_core.runs import MAX_QUESTION_CHARS, Researcher
+from masis_core.questions import MAX_QUESTION_CHARS
+from masis_core.runs import Researcher
 from tests.test_research import REVENUE_A, REVENUE_B
 
 pytestmark = pytest.mark.slow

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from masis_core.errors import MasisError
@@ -11,6 +13,10 @@ from masis_core.runs import RunRecord
 from masis_core.ui.resources import provider_status, researcher, workbench
 
 WORKSPACE_KEY = "workspace_id"
+# The analyst's choice of workspace, kept apart from the picker widget's own state.
+CHOICE_KEY = "workspace_choice"
+# Set once the router (app.py) has run in this process.
+ROUTED = threading.Event()
 # A workspace to select on the next run; the picker's own key cannot change once it is drawn.
 PENDING_KEY = "workspace_id_pending"
 
@@ -57,40 +63,85 @@ def _create_form() -> None:
                 st.rerun()
 
 
+def _remember_choice() -> None:
+    st.session_state[CHOICE_KEY] = st.session_state.get(WORKSPACE_KEY)
+
+
 def render_sidebar() -> Workspace | None:
-    """Draw the sidebar; return the selected workspace (None when there is none yet)."""
+    """Draw the sidebar; return the selected workspace (None when there is none yet).
+
+    Streamlit discards a widget's state when the page that drew it is left, and the picker is
+    drawn anew by every page: it came back empty ("Choose an option") after a page switch and
+    the next page crashed. The choice is therefore kept under a key of its own, which no
+    widget owns, and handed back to the picker on every page.
+    """
     bench = workbench()
     with st.sidebar:
         st.markdown("### MASIS Workbench")
         mode_badge()
         spaces = bench.registry.list_workspaces()
-        ids = [ws.id for ws in spaces]
+        by_id = {ws.id: ws for ws in spaces}
         if PENDING_KEY in st.session_state:
-            st.session_state[WORKSPACE_KEY] = st.session_state.pop(PENDING_KEY)
-        if st.session_state.get(WORKSPACE_KEY) not in ids:
-            st.session_state[WORKSPACE_KEY] = ids[0] if ids else None
-        models = {ws.id: ws.embed_model for ws in spaces}
+            st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
+        choice = st.session_state.get(CHOICE_KEY)
+        if choice not in by_id:
+            choice = spaces[0].id if spaces else None
+        st.session_state[CHOICE_KEY] = st.session_state[WORKSPACE_KEY] = choice
         selected = None
-        if ids:
+        if spaces:
             chosen = st.selectbox(
-                "Workspace", ids, key=WORKSPACE_KEY, format_func=lambda i: f"{i} · {models[i]}"
+                "Workspace",
+                list(by_id),
+                key=WORKSPACE_KEY,
+                format_func=lambda i: f"{i} · {by_id[i].embed_model}",
+                on_change=_remember_choice,
             )
-            selected = next(ws for ws in spaces if ws.id == chosen)
+            selected = by_id.get(chosen) or by_id[choice]
         else:
             st.warning("No workspace yet: create one below.")
-        with st.expander("New workspace", expanded=not ids):
+        with st.expander("New workspace", expanded=not spaces):
             _create_form()
     return selected
 
 
-def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
-    """The opening of the pages about runs: sidebar, title, and a clear stop when there is
-    no workspace or no run yet."""
+def ensure_router() -> None:
+    """Make sure the page runs under ``app.py``'s navigation.
+
+    Until the router has run once, a server with a ``pages/`` folder uses Streamlit's older
+    pages-folder mode: a first request by address (``/research``, a bookmark, a refresh) ran
+    the page alone, with the bare file names as navigation (``app``, ``inspector``, …).
+    Turning that mode off and rerunning hands the same address to the router. Once the router
+    has run in this process this does nothing (Streamlit's ``AppTest`` re-enters that mode on
+    every run and runs pages directly; rerunning there would swallow every click).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if not ROUTED.is_set() and PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def routed() -> None:
+    """Called by the router: from now on this process serves pages through it."""
+    ROUTED.set()
+
+
+def workspace_or_stop(title: str) -> Workspace:
+    """The opening every page shares: the title, and the workspace the sidebar selected, or a
+    clear stop when there is none yet."""
+    ensure_router()
     ws = render_sidebar()
     st.title(title)
     if ws is None:
         st.info("Create a workspace in the sidebar to start.")
         st.stop()
+    return ws
+
+
+def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
+    """The opening of the pages about runs: as ``workspace_or_stop``, and a clear stop when
+    the workspace has no run yet."""
+    ws = workspace_or_stop(title)
     runs = researcher().store.list(ws.id)
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")

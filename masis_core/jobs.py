@@ -1,0 +1,227 @@
+"""Long work as jobs owned by the server process, not by a browser session.
+
+Streamlit stops a page's script at its next ``st.*`` call whenever the analyst clicks anything
+or switches page. Work done inside the script died with it: a run stayed 'running' forever, an
+upload batch left half-ingested rows and silently skipped the rest of its files. Here a page
+only *starts* a job and *follows* it; the work runs in a worker thread of the server process
+(one small pool for research runs, one worker for ingest batches, so a 20-file batch never
+holds up a question), and records its outcome in ``try/finally`` whatever ends it.
+
+Jobs live in the memory of the process that runs them: a page that comes back finds its job by
+id (a run id, or the batch id kept in the session). What must survive the process — run
+records, checkpoints, ingested documents — is in SQLite and Chroma as before; a run whose
+process died is swept to 'failed' (resumable) by the next ``Researcher``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ingest.pipeline import FileReport, Ingestor, Source, display_name
+from masis_core.registry import Workspace
+from masis_core.runs import Researcher, RunRecord
+
+log = logging.getLogger(__name__)
+
+JobKind = Literal["research", "ingest"]
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+# Finished jobs kept for pages that come back to them; older ones are forgotten (their
+# results are in the run store and the registry anyway).
+KEEP_FINISHED = 200
+
+
+@dataclass
+class FileProgress:
+    """One file of a batch as the page shows it."""
+
+    name: str
+    stage: str = "queued"  # queued, parsing, embedding, storing, publishing, then the outcome
+    done: int = 0
+    total: int = 0
+    report: FileReport | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.report is not None or self.stage == "cancelled"
+
+
+@dataclass
+class Job:
+    """One unit of long work and what a page needs to follow it."""
+
+    id: str
+    kind: JobKind
+    workspace_id: str
+    title: str
+    state: JobState = "queued"
+    error: str | None = None
+    # research: the trace the run had before this job, then each node's entry as it finishes
+    base_trace: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    progress: dict[str, Any] | None = None
+    record: RunRecord | None = None
+    # ingest: one entry per file, in batch order
+    files: list[FileProgress] = field(default_factory=list)
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _done: threading.Event = field(default_factory=threading.Event, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Ask the job to stop at its next safe point (a batch: before its next file)."""
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def on_event(self, kind: str, payload: dict[str, Any]) -> None:
+        """``Researcher.drive``'s event hook: node entries are kept, progress overwritten."""
+        with self._lock:
+            if kind == "node":
+                self.nodes.append(payload)
+            else:
+                self.progress = payload
+
+    def trace(self) -> list[dict[str, Any]]:
+        """The run's trace so far: what it had before this job, then the new panels."""
+        with self._lock:
+            return [*self.base_trace, *self.nodes]
+
+    def _finish(self, state: JobState, error: str | None = None) -> None:
+        with self._lock:
+            self.state, self.error, self.progress = state, error, None
+        self._done.set()
+
+
+def held(data: bytes) -> Callable[[], bytes]:
+    """A ``Source.read`` for bytes already in memory (an upload outlives its browser run)."""
+    return lambda: data
+
+
+class JobManager:
+    """The server process's workers. One per process (the UI caches it)."""
+
+    def __init__(self, research: Researcher, ingestor: Ingestor, run_workers: int = 2) -> None:
+        self.research = research
+        self.ingestor = ingestor
+        self._runs = ThreadPoolExecutor(run_workers, thread_name_prefix="masis-run")
+        self._batches = ThreadPoolExecutor(1, thread_name_prefix="masis-ingest")
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    # -- research runs ------------------------------------------------------------------
+    def ask(self, workspace_id: str, question: str, **options: Any) -> Job:
+        """Record the run (input errors raise here, before any job exists), then drive it in
+        a worker. The job's id is the run id."""
+        rec, state = self.research.start(workspace_id, question, **options)
+        return self._run_job(rec, state, rec.question)
+
+    def resume(self, run_id: str, response: dict[str, Any] | None) -> Job:
+        """Claim the run for this process (a second claimant gets ``RunBusy`` at once), then
+        drive it in a worker."""
+        rec, graph_input = self.research.claim(run_id, response)
+        heading = rec.question
+        if response and response.get("action") == "rephrase":
+            heading = str(response.get("text") or "").strip() or heading
+        return self._run_job(rec, graph_input, heading, base_trace=rec.trace)
+
+    def _run_job(
+        self,
+        rec: RunRecord,
+        graph_input: Any,
+        heading: str,
+        base_trace: list[dict[str, Any]] | None = None,
+    ) -> Job:
+        job = Job(rec.run_id, "research", rec.workspace_id, heading, base_trace=base_trace or [])
+
+        def work() -> None:
+            job.state = "running"
+            try:
+                job.record = self.research.drive(rec, graph_input, job.on_event)
+            except BaseException as exc:  # drive has recorded the run; the job says why
+                log.exception("run job %s ended abnormally", job.id)
+                job._finish("failed", f"{type(exc).__name__}: {exc}")
+                raise
+            job._finish("done")
+
+        self._submit(self._runs, job, work)
+        return job
+
+    # -- ingest batches -----------------------------------------------------------------
+    def ingest(self, ws: Workspace, sources: Sequence[Source]) -> Job:
+        """Ingest files in order in the batch worker; each file's stage and report show on
+        the job as they happen, files not yet started stay 'queued'."""
+        names = [display_name(s.name) for s in sources]
+        title = names[0] if len(names) == 1 else f"{len(names)} files"
+        job = Job(uuid.uuid4().hex[:12], "ingest", ws.id, title)
+        job.files = [FileProgress(n) for n in names]
+
+        def on_start(i: int, _source: Source) -> Callable[[str, int, int], None]:
+            entry = job.files[i]
+            entry.stage = "parsing"
+
+            def progress(stage: str, done: int, total: int) -> None:
+                entry.stage, entry.done, entry.total = stage, done, total
+
+            return progress
+
+        def work() -> None:
+            job.state = "running"
+            reports = self.ingestor.ingest_each(
+                ws, list(sources), on_start, cancelled=job._cancel.is_set
+            )
+            try:
+                for i, report in enumerate(reports):
+                    job.files[i].report, job.files[i].stage = report, report.status
+            except BaseException as exc:
+                log.exception("ingest batch %s ended abnormally", job.id)
+                job._finish("failed", f"{type(exc).__name__}: {exc}")
+                raise
+            finally:
+                for entry in job.files:
+                    if not entry.finished:
+                        entry.stage = "cancelled"
+            job._finish("cancelled" if job.cancel_requested else "done")
+
+        self._submit(self._batches, job, work)
+        return job
+
+    # -- following ----------------------------------------------------------------------
+    def get(self, job_id: str | None) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id or "")
+
+    def active(self, workspace_id: str, kind: JobKind) -> list[Job]:
+        """Unfinished jobs of a workspace, oldest first (any session may have started them)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        return [
+            j for j in jobs if j.workspace_id == workspace_id and j.kind == kind and not j.finished
+        ]
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every job has finished (tests, and a clean shutdown)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        return all(job.wait(timeout) for job in jobs)
+
+    def _submit(self, pool: ThreadPoolExecutor, job: Job, work: Callable[[], None]) -> None:
+        with self._lock:
+            self._jobs[job.id] = job
+            finished = [k for k, j in self._jobs.items() if j.finished]
+            for key in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+                del self._jobs[key]
+        pool.submit(work)

@@ -1,0 +1,93 @@
+"""Following jobs from a page: the live per-node panels of a run, the per-file boxes of a batch.
+
+A fragment redraws itself every ``POLL_S`` from the job's state while the job runs; the page
+can be left and come back at any moment, since the work does not live in the script. When the
+job ends the fragment reruns the whole page once, which then draws the finished result.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from masis_core.jobs import FileProgress, Job
+from masis_core.ui.resources import jobs, researcher
+from masis_core.ui.views import render_trace
+
+POLL_S = 0.5
+FILE_ICONS = {"ingested": "complete", "duplicate": "complete", "failed": "error"}
+
+
+@st.fragment(run_every=POLL_S)
+def follow_run(job_id: str) -> None:
+    """The run's panels so far and what is running now; a full rerun once it ends."""
+    job = jobs().get(job_id)
+    if job is None:
+        return
+    render_trace(job.trace())
+    if job.finished:
+        st.rerun()
+    progress = job.progress
+    where = f"{progress.get('node')}: {progress.get('status', '')}" if progress else "starting"
+    st.caption(f"⏳ {where} — you can switch pages; the run goes on and shows here when done.")
+
+
+def _file_box(entry: FileProgress, index: int, total: int) -> None:
+    report = entry.report
+    if report is not None:
+        label = f"{report.file}: {report.status}"
+        state = FILE_ICONS.get(report.status, "complete")
+    elif entry.stage == "cancelled":
+        label, state = f"{entry.name}: cancelled", "error"
+    else:
+        label, state = f"{entry.name} ({index + 1}/{total})", "running"
+    with st.status(label, state=state, expanded=False):
+        if report is not None:
+            st.progress(1.0, text=report.line())
+        elif entry.stage == "cancelled":
+            st.progress(0.0, text="not ingested: the batch was cancelled before this file")
+        else:
+            share = min(1.0, entry.done / entry.total) if entry.total else 0.0
+            text = (
+                "waiting"
+                if entry.stage == "queued"
+                else f"{entry.stage} {entry.done}/{entry.total}"
+            )
+            st.progress(share, text=text)
+
+
+def batch_boxes(job: Job) -> None:
+    """One collapsed box per file: queued, in progress, or its outcome."""
+    total = len(job.files)
+    for i, entry in enumerate(job.files):
+        _file_box(entry, i, total)
+
+
+@st.fragment(run_every=POLL_S)
+def follow_batch(job_id: str) -> None:
+    """A running batch: its boxes, a count, and a cancel button; a full rerun once it ends."""
+    job = jobs().get(job_id)
+    if job is None:
+        return
+    if job.finished:
+        st.rerun()
+    done = sum(1 for f in job.files if f.finished)
+    st.caption(
+        f"⏳ {done} of {len(job.files)} files done — you can switch pages; the batch goes on."
+    )
+    if job.cancel_requested:
+        st.caption("Cancelling: the file in progress finishes, the rest are not started.")
+    elif st.button("Cancel the batch", key=f"cancel-{job.id}"):
+        job.cancel()
+    batch_boxes(job)
+
+
+@st.fragment(run_every=2 * POLL_S)
+def watch_record(run_id: str) -> None:
+    """A run driven by another process: its record is written when it pauses or ends."""
+    rec = researcher().store.get(run_id)
+    if rec is None or rec.status != "running":
+        st.rerun()
+    st.caption(
+        f"⏳ Run `{run_id}` is running in another process ({rec.owner}); "
+        "it shows here when it pauses or ends."
+    )

@@ -1,0 +1,189 @@
+"""Long work as jobs: interruptions, orphans, claims and cancellation leave nothing stuck.
+
+Streamlit stops a script by raising a ``BaseException`` subclass at the next ``st.*`` call;
+these tests raise Streamlit's own ``StopException`` where a page's callback would have been
+interrupted, on real Chroma, SQLite checkpoints and LangGraph.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+from ingest.pipeline import Ingestor, Source, doc_id_for
+from masis_core.errors import RunBusy
+from masis_core.jobs import JobManager, held
+from masis_core.runs import INTERRUPTED, Researcher
+from masis_core.services import Workbench
+from tests.pdfs import filler, make_pdf
+
+VALVE = (
+    "The pressure relief valve of the pump opens at 230 bar. The valve is tested every year "
+    "and its seal is replaced whenever the test shows a leak of more than two drops a minute."
+)
+OFF_TOPIC = "What was the population of Mongolia's capital city in 1990?"
+
+
+@pytest.fixture
+def ws(bench: Workbench):
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, make_pdf([VALVE]), "valve.pdf")
+    assert report.status == "ingested"
+    return ws
+
+
+@pytest.fixture
+def research(bench: Workbench) -> Researcher:
+    return Researcher(bench)
+
+
+def stop_after(n: int):
+    """An ``on_event`` that behaves like a page whose script is stopped at its n-th event."""
+    seen = {"n": 0}
+
+    def on_event(kind: str, _payload: dict[str, Any]) -> None:
+        if kind == "node":
+            seen["n"] += 1
+            if seen["n"] >= n:
+                raise StopException()
+
+    return on_event
+
+
+def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: Researcher, ws) -> None:
+    with pytest.raises(StopException):
+        research.ask(ws.id, "At what pressure does the relief valve open?", on_event=stop_after(2))
+    (rec,) = research.store.list(ws.id)
+    assert rec.status == "failed" and rec.error == INTERRUPTED
+    assert rec.owner is None  # nobody holds it
+    done = research.resume(rec.run_id, None)
+    assert done.status == "completed"
+    assert "230 bar" in (done.answer or "")
+    assert done.run_id == rec.run_id
+
+
+def test_a_stopped_script_mid_resume_is_not_left_paused(research: Researcher, ws) -> None:
+    paused = research.ask(ws.id, OFF_TOPIC)
+    assert paused.status == "needs_human"
+    response = {"action": "rephrase", "text": "When does the relief valve open?"}
+    with pytest.raises(StopException):
+        research.resume(paused.run_id, response, on_event=stop_after(1))
+    rec = research.store.get(paused.run_id)
+    # Not a stale 'needs_human' whose checkpoint has moved on: failed, and resumable as such.
+    assert rec.status == "failed" and rec.error == INTERRUPTED
+    done = research.resume(rec.run_id, None)
+    assert done.status == "completed"
+    assert done.question == "When does the relief valve open?"
+    assert "230 bar" in (done.answer or "")
+
+
+def test_two_threads_resuming_one_paused_run_exactly_one_runs(
+    bench: Workbench, research: Researcher, ws
+) -> None:
+    paused = research.ask(ws.id, OFF_TOPIC)
+    other = Researcher(bench)  # another tab's or process's handle on the same data
+    gate = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def claim(r: Researcher) -> None:
+        gate.wait()
+        try:
+            rec = r.resume(paused.run_id, {"action": "cancel"})
+            outcomes.append(rec.status)
+        except RunBusy as exc:
+            outcomes.append(f"busy: {exc}")
+
+    threads = [threading.Thread(target=claim, args=(r,)) for r in (research, other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(o.split(":")[0] for o in outcomes) == ["busy", "cancelled"], outcomes
+    trace = research.store.get(paused.run_id).trace
+    assert [e["node"] for e in trace].count("human_review") == 1  # once, not per claimant
+
+
+def test_a_run_whose_process_died_is_swept_and_resumes(
+    bench: Workbench, research: Researcher, ws
+) -> None:
+    rec, _state = research.start(ws.id, "At what pressure does the relief valve open?")
+    # As a killed process leaves it: 'running', owned by a pid that no longer exists (above
+    # Linux's largest pid), before any node ran.
+    rec.owner = f"{socket.gethostname()}:{2**22 + 7}"
+    research.store.save(rec)
+    assert Researcher(bench).store.get(rec.run_id).status == "failed"  # swept at start-up
+    done = research.resume(rec.run_id, None)
+    assert done.status == "completed"
+
+
+def test_a_live_run_is_not_swept_and_cannot_be_claimed(research: Researcher, ws) -> None:
+    rec, _state = research.start(ws.id, "At what pressure does the relief valve open?")
+    assert research.store.sweep_orphans() == 0
+    with pytest.raises(RunBusy):
+        research.resume(rec.run_id, None)
+
+
+def test_run_job_finishes_without_its_page(bench: Workbench, research: Researcher, ws) -> None:
+    workers = JobManager(research, Ingestor(bench))
+    job = workers.ask(ws.id, "At what pressure does the relief valve open?")
+    assert research.store.get(job.id).status in ("running", "completed")
+    assert job.wait(120)
+    rec = research.store.get(job.id)
+    assert rec.status == "completed"
+    assert sorted(e["node"] for e in job.trace()) == sorted(e["node"] for e in rec.trace)
+    assert job.record is not None and job.record.answer == rec.answer
+
+
+def test_batch_job_reports_each_file_and_can_be_cancelled(bench: Workbench) -> None:
+    ws = bench.create_workspace("batch", "wordllama")
+    ingestor = Ingestor(bench)
+    workers = JobManager(Researcher(bench), ingestor)
+    sources = [
+        Source(f"doc-{i}.pdf", held(make_pdf([filler(f"topic {i}", 150)]))) for i in range(4)
+    ]
+    first_done = threading.Event()
+    release = threading.Event()
+    real_complete = ingestor._complete
+
+    def complete_then_hold(*args: Any, **kwargs: Any):
+        report = real_complete(*args, **kwargs)
+        first_done.set()
+        release.wait(60)  # the page's cancel arrives while file 1 is being reported
+        return report
+
+    ingestor._complete = complete_then_hold  # type: ignore[method-assign]
+    job = workers.ingest(ws, sources)
+    assert first_done.wait(60)
+    job.cancel()
+    release.set()
+    assert job.wait(120)
+    assert job.state == "cancelled"
+    stages = [f.stage for f in job.files]
+    assert stages[0] == "ingested"
+    assert stages[1:] == ["cancelled"] * 3
+    assert [d.filename for d in bench.documents(ws.id)] == ["doc-0.pdf"]
+    assert not bench.registry.stale_documents()
+
+
+def test_an_interrupted_ingest_leaves_nothing_and_can_be_redone(bench: Workbench) -> None:
+    ws = bench.create_workspace("stopped", "wordllama")
+    ingestor = Ingestor(bench)
+    data = make_pdf([filler("gearbox", 300), filler("clutch", 300)])
+
+    def stop_while_storing(stage: str, _done: int, _total: int) -> None:
+        if stage == "storing":
+            raise StopException()
+
+    with pytest.raises(StopException):
+        ingestor.ingest_source(ws, Source("gearbox.pdf", held(data)), stop_while_storing)
+    assert bench.registry.get_document(ws.id, doc_id_for(data)) is None
+    assert not bench.registry.stale_documents()
+    assert bench.store.count(ws.embed_model, ws.id) == 0
+    assert not list(bench.settings.files_dir.glob("*/*"))
+    again = ingestor.ingest_bytes(ws, data, "gearbox.pdf")  # same process, no restart
+    assert again.status == "ingested", again.error
+    assert bench.store.count(ws.embed_model, ws.id) == again.chunks
