@@ -1,9 +1,15 @@
-"""A run as a Markdown report: what an analyst pastes into a memo or files with the evidence."""
+"""A run as a Markdown report: what an analyst pastes into a memo or files with the evidence.
+
+Documents, web pages and model output are escaped here as on screen (``masis_core.markup``):
+the exported file renders no link or image a document smuggled in, and its citation markers
+are only those of the run.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
 from masis_core.runs import RunRecord
 
 
@@ -16,13 +22,17 @@ def citation_source(c: dict[str, Any]) -> str:
     return f"{c.get('filename')}, {pages}"
 
 
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.strip().splitlines())
+def _source_markdown(c: dict[str, Any]) -> str:
+    """``citation_source`` as Markdown: a web page's address becomes a link only if http(s)."""
+    if c.get("url"):
+        title = c.get("filename") or c.get("title") or c["url"]
+        return f"{untrusted(title)} — {safe_link(c['url'], c['url'])}"
+    return untrusted(citation_source(c))
 
 
 def run_markdown(rec: RunRecord) -> str:
     lines = [
-        f"# {rec.question}",
+        f"# {untrusted(rec.question)}",
         "",
         f"- Run: `{rec.run_id}` · workspace `{rec.workspace_id}` · engine {rec.engine}",
         f"- Status: {rec.status} · {rec.created_at}",
@@ -34,24 +44,29 @@ def run_markdown(rec: RunRecord) -> str:
         lines.append(f"- Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")
     lines += ["", "## Answer", ""]
     if rec.answer:
-        lines.append(rec.answer)
+        lines.append(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
     elif rec.hitl:
-        lines.append(f"_Waiting for review ({rec.hitl.get('kind')}): {rec.hitl.get('message')}_")
+        message = untrusted(rec.hitl.get("message"))
+        lines.append(f"_Waiting for review ({rec.hitl.get('kind')}): {message}_")
     else:
-        lines.append(f"_No answer ({rec.status}{': ' + rec.error if rec.error else ''})._")
+        error = f": {untrusted(rec.error)}" if rec.error else ""
+        lines.append(f"_No answer ({rec.status}{error})._")
     if rec.citations:
         lines += ["", "## Citations", ""]
-        lines += [f"{c['n']}. {citation_source(c)}" for c in rec.citations]
+        lines += [f"{c['n']}. {_source_markdown(c)}" for c in rec.citations]
     flagged = rec.metrics.get("flagged_sentences") or []
     violations = rec.metrics.get("citation_violations") or []
     if flagged or violations:
         lines += ["", "## Checks", ""]
-        lines += [f"- Removed fabricated citation {v}" for v in violations]
-        lines += [f"- Flagged: “{f['sentence']}” — {f['issue']}" for f in flagged]
+        lines += [f"- Removed fabricated citation {escape_markdown(str(v))}" for v in violations]
+        lines += [
+            f"- Flagged: “{untrusted(f['sentence'])}” — {untrusted(f['issue'])}" for f in flagged
+        ]
     if rec.citations:
         lines += ["", "## Evidence appendix", ""]
         for c in rec.citations:
-            lines += [f"### [{c['n']}] {citation_source(c)}", "", _quote(c.get("text") or ""), ""]
+            heading = f"### [{c['n']}] {_source_markdown(c)}"
+            lines += [heading, "", quote_block(c.get("text") or ""), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

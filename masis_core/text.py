@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 
 from masis_core.retrieval.quality import STOP_WORDS, words
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 # A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.
 _NUMBER = re.compile(r"(?<![\w./])[-+]?\d[\d,]*(?:\.\d+)?%?(?!/)")
-_MARKER = re.compile(r"\s*\[(\d+)\]")
+# Our citation markers are exactly "[n]" with ASCII digits: "[２]" or "[2\u2060]" is not one.
+_MARKER = re.compile(r"\s*\[([0-9]+)\]")
 _ANY_MARKER = re.compile(r"[\[［]\d+[\]］]")
 _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}(?:\s+[A-Z][a-zA-Z]{2,})*")
 
@@ -101,7 +104,7 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
 
 
-_CITED_RUN = re.compile(r"(.+?)((?:\s*\[\d+\])+)", re.S)
+_CITED_RUN = re.compile(r"(.+?)((?:\s*\[[0-9]+\])+)", re.S)
 
 
 def claims(paragraph: str) -> list[str]:
@@ -126,13 +129,33 @@ def claims(paragraph: str) -> list[str]:
     return out
 
 
-_DOC_MARKER = re.compile(r"\[(\d+)\]")
+# Anything that displays as "[3]": the plain bracket, a Markdown-escaped one (backslash), an HTML
+# entity ("&#91;", "&#x5b;", "&lbrack;", "&lsqb;") or the full-width form, on either side.
+_OPEN = r"(?:\\*\[|［|&(?:#0*91(?![0-9])|#x0*5b(?![0-9a-f])|lbrack|lsqb);?)"
+_CLOSE = r"(?:\\*\]|］|&(?:#0*93(?![0-9])|#x0*5d(?![0-9a-f])|rbrack|rsqb);?)"
+# The inside is checked in code: digits, possibly written as entities ("&#50;") or with
+# invisible format characters (Unicode category Cf, e.g. U+2060) between them.
+_INSIDE = r"((?:[^\[\]［］&\\\s]|&(?:#x?[0-9a-f]{1,8}|[a-z]{2,10});?){1,40}?)"
+_DOC_MARKER = re.compile(_OPEN + _INSIDE + _CLOSE, re.I)
+
+
+def _display_number(inside: str) -> str | None:
+    """The digits of a bracketed number as shown on screen, or None if it is not one."""
+    digits = "".join(ch for ch in html.unescape(inside) if unicodedata.category(ch) != "Cf")
+    return digits if digits.isdecimal() else None
 
 
 def defang(text: str) -> str:
-    """Document text that looks like a citation marker ("[3]") becomes "［3］": it still
-    reads the same to the analyst, but can never be taken for one of our citations."""
-    return _DOC_MARKER.sub(lambda m: f"［{m.group(1)}］", text)
+    r"""Untrusted text (documents, web pages, model output) that displays like a citation marker
+    becomes "［3］": it still reads the same to the analyst, but can never be taken for one of
+    our citations — by the evaluator, which reads "[3]" from the answer, nor on screen, where
+    "\[3\]", "&#91;3&#93;" or "[3" + U+2060 + "]" (an invisible character) all show as "[3]"."""
+
+    def repl(m: re.Match[str]) -> str:
+        digits = _display_number(m.group(1))
+        return m.group(0) if digits is None else f"［{digits}］"
+
+    return _DOC_MARKER.sub(repl, text)
 
 
 def markers(sentence: str) -> list[int]:

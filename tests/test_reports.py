@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from masis_core.inspection import (
     node_latency,
     pass_summary,
@@ -77,8 +81,8 @@ def test_markdown_has_answer_citations_checks_and_evidence() -> None:
     assert "- Retries: 1 (quality_issue_detected)" in md
     assert "Every 500 hours. [1]" in md
     assert "1. manual.pdf, page 2" in md
-    assert "2. web page — https://example.org/x" in md
-    assert "Removed fabricated citation [7]" in md
+    assert "2. web page — [https\\://example.org/x](https://example.org/x)" in md
+    assert "Removed fabricated citation \\[7\\]" in md
     assert "### [1] manual.pdf, page 2\n\n> Every 500 h." in md
 
 
@@ -136,3 +140,30 @@ def test_workspace_scores_and_history_table() -> None:
     assert list(table["run_id"]) == ["r1", "r2", "r3"]
     assert list(table["confidence"]) == [82, 82, 82]
     assert list(table["retries"]) == [1, 1, 1]
+
+
+def test_exported_markdown_carries_no_link_image_html_or_fake_marker_from_evidence() -> None:
+    """The export is rendered by whatever opens it: document and web text stays text there."""
+    markdown_it = pytest.importorskip("markdown_it")
+    evil = "[revised manual](https://evil.example/x) ![](https://evil.example/t.gif) <img src=x>"
+    rec = record(
+        question="Pump [x](https://evil.example/q)?",
+        answer=f"Inspect weekly per {evil} and [99]. [1]\n\nSee \\[2\\] &#91;2&#93;. [2]",
+        citations=[
+            {"n": 1, "filename": "![](https://evil.example/f.gif).pdf", "page": 1, "text": evil},
+            {"n": 2, "filename": "[t](https://evil.example)", "url": "javascript:alert(1)"},
+        ],
+        metrics={"flagged_sentences": [{"sentence": evil, "issue": "[p](https://evil.example)"}]},
+    )
+    md = run_markdown(rec)
+    tokens = [
+        t
+        for tok in markdown_it.MarkdownIt("commonmark").parse(md)
+        for t in [tok, *(tok.children or [])]
+    ]
+    kinds = {t.type for t in tokens}
+    assert not kinds & {"link_open", "image", "html_inline", "html_block"}, kinds
+    assert "javascript\\:alert\\(1\\)" in md and "evil.example/t.gif" in md  # shown, as text
+    answer = md.split("## Answer", 1)[1].split("## Citations", 1)[0]
+    assert sorted(re.findall(r"(?<!\\)\[(\d+)\]", answer)) == ["1", "2"]
+    assert "［99］" in answer and answer.count("［2］") == 2

@@ -160,12 +160,16 @@ def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, An
 
 
 def render_answer(parts: list[dict[str, Any]]) -> str:
-    """Sentences with their markers; a new paragraph whenever the cited source changes."""
+    """Sentences with their markers; a new paragraph whenever the cited source changes.
+
+    The markers are the only "[n]" of the draft: a sentence that writes "[2]" itself (a model
+    quoting a document, or any escaped or entity form of it) is defanged to "［2］", so the
+    evaluator never reads it as a citation."""
     out: list[str] = []
     previous: list[int] | None = None
     for part in parts:
         cites = "".join(f"[{m}]" for m in part["citations"])
-        sentence = f"{part['text'].rstrip()} {cites}".strip()
+        sentence = f"{defang(part['text']).rstrip()} {cites}".strip()
         if previous is not None and part["citations"] != previous:
             out.append("\n\n")
         elif out:

@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ingest.pipeline import FileReport, Source
+from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
@@ -80,9 +81,11 @@ class IngestBoxes:
 
 
 def panel_label(entry: dict[str, Any]) -> str:
-    """One line that says what the node did, so a collapsed panel is already informative."""
-    node = entry.get("node", "?")
-    parts = [f"{NODE_ICONS.get(node, '•')} {node}"]
+    """One line that says what the node did, so a collapsed panel is already informative.
+    A status label renders Markdown: every part after the node's own name is escaped."""
+    node = str(entry.get("node", "?"))
+    head = f"{NODE_ICONS.get(node, '•')} {node if node in NODE_ICONS else untrusted(node)}"
+    parts: list[str] = []
     if node == "supervisor":
         parts.append(str(entry.get("decision", "")))
         if entry.get("reason"):
@@ -92,7 +95,7 @@ def panel_label(entry: dict[str, Any]) -> str:
             f"{entry.get('rag_queries', 0)} KB / {entry.get('web_queries', 0)} web queries"
         )
     elif node == "researcher":
-        parts.append(entry.get("mode", "dense"))
+        parts.append(str(entry.get("mode", "dense")))
         parts.append(
             f"{entry.get('chunks', 0)} kept, {entry.get('filtered_out', 0)} under "
             f"threshold {entry.get('threshold_used')}"
@@ -122,7 +125,7 @@ def panel_label(entry: dict[str, Any]) -> str:
         parts.append(f"{entry.get('kind')} → {entry.get('action')}")
     if "duration_ms" in entry:
         parts.append(f"{entry['duration_ms']} ms")
-    return " · ".join(p for p in parts if p)
+    return " · ".join([head, *(untrusted(p) for p in parts if p)])
 
 
 def node_panel(entry: dict[str, Any]) -> None:
@@ -132,18 +135,21 @@ def node_panel(entry: dict[str, Any]) -> None:
         if heads:
             for col, (key, value) in zip(st.columns(len(heads)), heads, strict=True):
                 col.metric(key.replace("_", " "), value)
+        # Errors, queries, phrasings and the strategy can quote documents or model output.
         if entry.get("error"):
-            st.error(entry["error"])
+            st.error(untrusted(entry["error"]))
         if entry.get("reason"):
-            st.caption(f"Retry reason: {entry['reason']}")
+            st.caption(f"Retry reason: {untrusted(entry['reason'])}")
         for failure in entry.get("errors") or []:
-            st.warning(f"Web query “{failure['query']}”: {failure['error']}")
+            st.warning(f"Web query “{untrusted(failure['query'])}”: {untrusted(failure['error'])}")
         if entry.get("query_texts"):
-            st.caption("Web queries: " + " | ".join(entry["query_texts"]))
+            st.caption("Web queries: " + " | ".join(map(untrusted, entry["query_texts"])))
         if entry.get("alternatives"):
-            st.caption("Alternative phrasings: " + " | ".join(entry["alternatives"]))
+            st.caption(
+                "Alternative phrasings: " + " | ".join(map(untrusted, entry["alternatives"]))
+            )
         if entry.get("strategy"):
-            st.caption(f"Strategy: {entry['strategy']}")
+            st.caption(f"Strategy: {untrusted(entry['strategy'])}")
         shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors")
         rest = {k: v for k, v in entry.items() if k not in shown}
         if rest:
@@ -192,10 +198,11 @@ def kept_because(c: dict[str, Any]) -> str:
 
 def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
     # Open whenever its page is shown: a rerun redraws the expander and would fold it away.
-    with st.expander(f"[{c['n']}] {citation_source(c)}", expanded=bool(st.session_state.get(key))):
+    label = f"[{c['n']}] {untrusted(citation_source(c))}"
+    with st.expander(label, expanded=bool(st.session_state.get(key))):
         if c.get("url"):
-            st.markdown(f"[{c['url']}]({c['url']})")
-        st.markdown("> " + (c.get("text") or "").replace("\n", "\n> "))
+            st.markdown(safe_link(c["url"], c["url"]))
+        st.markdown(quote_block(c.get("text") or ""))
         if c.get("score") is not None:
             st.caption(f"{kept_because(c)} · chunk `{c.get('chunk_id')}`")
         if c.get("doc_id") and not c.get("url") and st.toggle("Show the page", key=key):
@@ -203,7 +210,7 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
             if png is None:
                 st.info("No page image: the source is not a PDF or its original is gone.")
             else:
-                st.image(png, caption=f"{c.get('filename')}, page {c.get('page')}")
+                st.image(png, caption=f"{untrusted(c.get('filename'))}, page {c.get('page')}")
 
 
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
@@ -217,18 +224,18 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
     if rec.metrics.get("accepted_by_analyst"):
         st.caption("Accepted by the analyst at review.")
-    st.markdown(rec.answer)
+    st.markdown(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
     violations = rec.metrics.get("citation_violations") or []
     flagged = rec.metrics.get("flagged_sentences") or []
     if violations:
         st.warning(
             f"Removed {len(violations)} fabricated citation(s) that pointed outside the "
-            f"evidence: {', '.join(violations)}"
+            f"evidence: {escape_markdown(', '.join(map(str, violations)), inline=True)}"
         )
     if flagged:
         with st.expander(f"⚠️ {len(flagged)} flagged sentence(s)"):
             for f in flagged:
-                st.markdown(f"- “{f['sentence']}” — *{f['issue']}*")
+                st.markdown(f"- “{untrusted(f['sentence'])}” — *{untrusted(f['issue'])}*")
     st.markdown("**Sources**")
     for c in rec.citations:
         _citation(c, ws, key=f"page-{rec.run_id}-{c['n']}")
@@ -238,13 +245,16 @@ def _conflicts(details: dict[str, Any]) -> dict[str, str]:
     """Draw each conflict's sources side by side; return the choosable doc ids with labels."""
     choices: dict[str, str] = {}
     for conflict in details.get("conflicts") or []:
-        st.markdown(f"**{conflict.get('reason', 'disagreement')}** — about *{conflict['topic']}*")
+        reason, topic = conflict.get("reason", "disagreement"), conflict.get("topic", "")
+        st.markdown(f"**{untrusted(reason)}** — about *{untrusted(topic)}*")
         sources = conflict.get("sources") or []
         for col, s in zip(st.columns(max(1, len(sources))), sources, strict=False):
+            name, page = untrusted(s.get("filename")), untrusted(s.get("page"))
             with col.container(border=True):
-                st.markdown(f"**{s.get('filename')}**, page {s.get('page')}")
-                st.markdown(f"> {s.get('text', '')}")
-            choices.setdefault(s["doc_id"], f"{s.get('filename')} (page {s.get('page')})")
+                st.markdown(f"**{name}**, page {page}")
+                st.markdown(quote_block(s.get("text") or ""))
+            # Radio options render Markdown too.
+            choices.setdefault(s["doc_id"], f"{name} (page {page})")
     return choices
 
 
@@ -255,7 +265,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
     details = payload.get("details") or {}
     with st.container(border=True):
         st.markdown(f"### 🙋 {REVIEW_TITLES.get(kind, 'Review needed')}")
-        st.write(payload.get("message", ""))
+        st.markdown(untrusted(payload.get("message", ""), inline=False))
         if kind == "no_evidence" and details.get("filtered_out"):
             st.caption(
                 f"{details['filtered_out']} passages were below the similarity threshold "
@@ -263,7 +273,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
             )
         if kind == "low_confidence":
             for gap in details.get("logical_gaps") or []:
-                st.caption(f"Gap: {gap}")
+                st.caption(f"Gap: {untrusted(gap)}")
         sources = _conflicts(details) if kind == "conflict" else {}
         options = [o for o in payload.get("options", []) if o in ACTION_LABELS]
         action = st.radio(
@@ -303,5 +313,5 @@ def status_line(rec: RunRecord) -> None:
     icon, kind = STATUS_BADGES.get(rec.status, ("•", "info"))
     text = f"Run `{rec.run_id}` · {rec.status.replace('_', ' ')} · engine {rec.engine}"
     if rec.error:
-        text += f" — {rec.error}"
+        text += f" — {untrusted(rec.error)}"
     getattr(st, kind)(text, icon=icon)

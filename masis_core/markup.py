@@ -1,0 +1,98 @@
+"""Untrusted text made safe for Markdown: the UI and the Markdown export both render it.
+
+Document sentences, web titles and snippets and model output are data. Passed to Markdown as
+they are, ``[revised manual](https://…)`` becomes a live link inside a cited answer and
+``![](https://…/t.gif)`` a tracking image; Streamlit adds LaTeX (``$``) and ``:color[…]`` /
+``:material/…:`` directives. Everything here escapes such text so it displays exactly as
+written, and the only markup left is ours: citation markers of the run and http(s) links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import quote, urlsplit
+
+from masis_core.text import defang
+
+# Markup anywhere on a line: links and images, emphasis, code, HTML and entities, GFM tables,
+# strikethrough and autolinks (":" for "https://" and "@" for e-mail), Streamlit's LaTeX ("$")
+# and directives (":color[…]", ":material/…:"), and the backslash itself.
+_INLINE = re.compile(r"([\\`*_{}\[\]()!|<>~$&:@])")
+# Markup only at the start of a line (headings, lists, rules, setext underlines, ordered lists
+# "1."), plus the "www." autolink: escaped only there, so "plant-manual.pdf", "#3" or "0.27"
+# stay readable in labels and exported files.
+_LINE_START = re.compile(r"^(?:([#+\-=])|([0-9]{1,9})\.)", re.M)
+_WWW_DOT = re.compile(r"(?<=www)\.", re.I)
+_SPACES = re.compile(r"\s+")
+_INDENT = re.compile(r"^[ \t]+", re.M)
+_CR = re.compile(r"\r\n?")
+# Our own citation markers as the evaluator writes them into the stored answer, and the
+# private-use placeholders they wait in while the text around them is escaped.
+_OUR_MARKER = re.compile(r"\[([0-9]+)\]")
+_SLOT = "\ue000{}\ue001"
+_SLOTTED = re.compile("\ue000([0-9]+)\ue001")
+_NO_SLOTS = str.maketrans({"\ue000": "\ufffd", "\ue001": "\ufffd"})
+LINK_SCHEMES = ("http", "https")
+# Kept as they are in a link target; anything else (spaces, brackets, quotes, "<>") is
+# percent-encoded, so the target cannot end early or open new markup.
+_URL_SAFE = "/:?#@!$&*+,;=%-._~"
+
+
+def escape_markdown(text: str, *, inline: bool = False) -> str:
+    """``text`` as Markdown that displays it literally. ``inline`` folds line breaks into
+    spaces, for labels, captions and list items where a new line would start a new block.
+    Indentation is dropped (it would start a code block; a paragraph ignores it anyway), and
+    a carriage return becomes a newline, so every line start is seen as Markdown sees it."""
+    text = _SPACES.sub(" ", text).strip() if inline else _INDENT.sub("", _CR.sub("\n", text))
+    text = _INLINE.sub(r"\\\1", text)
+    # "12." keeps its number and escapes the dot; "#", "+", "-", "=" get a backslash.
+    text = _LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\.", text)
+    return _WWW_DOT.sub(r"\\.", text)
+
+
+def untrusted(text: object, *, inline: bool = True) -> str:
+    """Document, web or model text for Markdown: anything that looks like one of our citation
+    markers defanged to "［n］", then escaped. One line unless ``inline`` is False."""
+    return escape_markdown(defang("" if text is None else str(text)), inline=inline)
+
+
+def quote_block(text: str) -> str:
+    """Untrusted text as a Markdown block quote, line by line."""
+    lines = [line.strip() for line in untrusted(text, inline=False).strip().splitlines()]
+    return "\n".join(f"> {line}" if line else ">" for line in lines) or ">"
+
+
+def link_target(url: str) -> str | None:
+    """``url`` ready for a Markdown link, or None when it must not be one: only absolute
+    http(s) addresses are links (no ``javascript:``, ``data:`` or relative paths)."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in LINK_SCHEMES or not parts.netloc:
+        return None
+    return quote(url, safe=_URL_SAFE)
+
+
+def safe_link(label: str, url: str) -> str:
+    """A Markdown link with an escaped label when ``url`` is http(s); otherwise label and
+    address as escaped text, so the analyst still sees where it pointed."""
+    target = link_target(url)
+    if target is None:
+        shown = label if label == url else f"{label} ({url})"
+        return untrusted(shown)
+    return f"[{untrusted(label)}]({target})"
+
+
+def answer_markdown(answer: str, citations: Iterable[int]) -> str:
+    """The stored answer as Markdown: its text escaped, and only the markers that are real
+    citations of this run kept as "[n]"; any other bracketed number becomes "［n］" text.
+
+    The real markers wait in private-use placeholders while the whole text is escaped at
+    once, so line starts and spacing around them are judged as in the answer itself."""
+    real = set(citations)
+    text = answer.translate(_NO_SLOTS)
+    text = _OUR_MARKER.sub(lambda m: _SLOT.format(m[1]) if int(m[1]) in real else m[0], text)
+    return _SLOTTED.sub(lambda m: f"[{m[1]}]", untrusted(text, inline=False))
