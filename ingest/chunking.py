@@ -1,13 +1,22 @@
-"""Page-aware chunking: windows of about N words that remember the pages they came from."""
+"""Page-aware chunking: windows of about N words that remember the pages they came from.
+
+A window also closes at ``MAX_CHUNK_CHARS``, and a token longer than ``MAX_TOKEN_CHARS`` is cut
+into pieces first: text without spaces (CJK, a run-together PDF line, a base64 blob) would
+otherwise make one multi-megabyte "word" or a window of 200 of them. Ordinary prose (200 words
+are about 1,300 characters) never reaches either bound, so it is chunked as it always was.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ingest.parsing import Page
 from masis_core.retrieval.quality import length_score
 
 SENTENCE_END = (".", "!", "?", ":", ";")
+MAX_CHUNK_CHARS = 4000
+MAX_TOKEN_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -20,12 +29,44 @@ class Chunk:
     quality: float
 
 
-def _cut(words: list[tuple[str, int]], start: int, size: int) -> int:
+def _tokens(pages: list[Page]) -> list[tuple[str, int]]:
+    """The document's words with their page, over-long ones cut into ``MAX_TOKEN_CHARS``."""
+    return [
+        (word[i : i + MAX_TOKEN_CHARS], page.number)
+        for page in pages
+        for word in page.text.split()
+        for i in range(0, len(word), MAX_TOKEN_CHARS)
+    ]
+
+
+class _Lengths:
+    """Characters of a run of words joined by single spaces, in constant time."""
+
+    def __init__(self, words: list[tuple[str, int]]) -> None:
+        self._ends = [0, *accumulate(len(w) + 1 for w, _ in words)]
+
+    def chars(self, start: int, end: int) -> int:
+        return self._ends[end] - self._ends[start] - 1
+
+    def last_fitting(self, start: int, limit: int, budget: int) -> int:
+        """The largest end ≤ ``limit`` whose run from ``start`` has at most ``budget``
+        characters (at least one word, whatever its length)."""
+        lo, hi = start + 1, limit
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.chars(start, mid) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def _cut(words: list[tuple[str, int]], lengths: _Lengths, start: int, size: int) -> int:
     """End of the window: the last sentence end in its final quarter, else a hard cut."""
-    hard = min(start + size, len(words))
+    hard = lengths.last_fitting(start, min(start + size, len(words)), MAX_CHUNK_CHARS)
     if hard == len(words):
         return hard
-    floor = start + (size * 3) // 4
+    floor = start + ((hard - start) * 3) // 4
     for end in range(hard, floor, -1):
         if words[end - 1][0].endswith(SENTENCE_END):
             return end
@@ -36,13 +77,14 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
     """Slide over the document's words; a short tail joins the previous chunk."""
     if overlap >= size:
         raise ValueError("overlap must be smaller than the chunk size")
-    words = [(w, page.number) for page in pages for w in page.text.split()]
+    words = _tokens(pages)
+    lengths = _Lengths(words)
     chunks: list[Chunk] = []
     start = 0
     while start < len(words):
-        end = _cut(words, start, size)
+        end = _cut(words, lengths, start, size)
         # Fold a tail shorter than a quarter window into this chunk rather than emit a stub.
-        if len(words) - end < size // 4:
+        if len(words) - end < size // 4 and lengths.chars(start, len(words)) <= MAX_CHUNK_CHARS:
             end = len(words)
         window = words[start:end]
         chunks.append(
@@ -57,5 +99,11 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
         )
         if end >= len(words):
             break
-        start = max(end - overlap, start + 1)
+        full = min(start + size, len(words))
+        if lengths.chars(start, full) > MAX_CHUNK_CHARS:
+            # A window cut short by characters shares its proportion of the overlap: 40 of
+            # 200 words, not 40 of its 39 pieces (which would advance one piece per chunk).
+            start = end - (end - start) * overlap // size
+        else:
+            start = max(end - overlap, start + 1)
     return chunks

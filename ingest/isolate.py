@@ -1,38 +1,150 @@
-"""Parsing in a child process, so a hostile PDF can neither hang nor crash the ingest.
+"""Parsing and page previews in a child process, so a hostile PDF can neither hang nor crash
+the ingest or the server.
 
-PDFium is C++: a malformed file can loop for minutes or take the process down. The parse runs
-in a forked child (a fork costs milliseconds and copies nothing up front; "spawn" and
-"forkserver" re-import the main module per child, which costs half a second under pytest or
-the CLI); past the time limit it is killed, and a crash becomes a one-line failure of that file
-alone. The child only parses and sends the result back: it touches no lock another thread of
-the parent might hold.
+PDFium is C++: a malformed file can loop for minutes, ask for a 10 GiB bitmap or take the
+process down. The work runs in a forked child (a fork costs milliseconds and copies nothing up
+front; "spawn" and "forkserver" re-import the main module per child, which costs half a second
+under pytest or the CLI); past the time limit it is killed, and a crash becomes a one-line
+failure of that file alone. The child only computes and sends the result back: it touches no
+lock another thread of the parent might hold.
+
+A child never outlives its parent. It closes the receive ends it inherited (its own and those
+of earlier children still open in the parent): otherwise, once the parent is gone, a result
+larger than the pipe buffer (64 KiB) blocks the child forever on a pipe it can read itself,
+holding its 80-200 MB and the parent's open files. And it asks the kernel for SIGKILL when its
+parent dies (``PR_SET_PDEATHSIG``; elsewhere a thread watches ``getppid``). On Linux that
+signal follows the *thread* that forked: start and collect a child from one thread that
+outlives it (the CLI's main thread, the UI's ingest worker or script thread).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
 import time
+import weakref
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
-from ingest.parsing import ParsedDocument, parse_bytes
+from ingest.parsing import ParsedDocument, parse_bytes, render_page_png
 from masis_core.errors import DocumentError
 
 log = logging.getLogger(__name__)
 
 _CONTEXT = mp.get_context("fork")
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_S = 0.2  # the fallback watcher's interval: how long an orphan may linger
 
 
-def _worker(data: bytes, filename: str, out: Connection) -> None:
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, resolved here in the parent: a dlopen in a child forked from a
+    threaded server could wait forever on a loader lock another thread held at the fork."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        out.send(("ok", parse_bytes(data, filename)))
+        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _load_prctl()
+
+# Receive ends of the children this process has running. Every new child closes them all:
+# an inherited read end would keep a sibling's pipe open after the parent died. Weak, so an
+# abandoned child's end still closes when it is collected.
+_RECEIVERS: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+
+def _exit_if_orphaned(parent_pid: int) -> None:
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        _exit_if_orphaned(parent_pid)
+        time.sleep(PARENT_POLL_S)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask for SIGKILL when the parent dies; without prctl, a daemon thread polls instead."""
+    if _prctl is not None and _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+        _exit_if_orphaned(parent_pid)  # the parent died before the request took effect
+        return
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _child_main(target: Callable[..., Any], args: tuple, out: Connection, parent_pid: int) -> None:
+    for inherited in list(_RECEIVERS):
+        inherited.close()
+    _die_with_parent(parent_pid)
+    try:
+        out.send(("ok", target(*args)))
     except DocumentError as exc:
         out.send(("document", str(exc)))
-    except Exception as exc:  # a parser bug: reported, not raised across processes
+    except Exception as exc:  # a bug in the target: reported, not raised across processes
         out.send(("crash", f"{type(exc).__name__}: {exc}"))
     finally:
         out.close()
+
+
+class ChildCall:
+    """``target(*args)`` running in a forked child; ``outcome`` waits for it until a deadline
+    counted from the start."""
+
+    def __init__(self, target: Callable[..., Any], args: tuple, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._deadline = time.monotonic() + timeout_s
+        self._receive, send = _CONTEXT.Pipe(duplex=False)
+        _RECEIVERS.add(self._receive)
+        self._proc = _CONTEXT.Process(
+            target=_child_main, args=(target, args, send, os.getpid()), daemon=True
+        )
+        try:
+            self._proc.start()
+        except BaseException:
+            self._close()
+            raise
+        finally:
+            send.close()
+
+    def outcome(self) -> tuple[str, Any]:
+        """``(kind, payload)``: ``ok`` with the value, ``document`` or ``crash`` with a message,
+        ``timeout``, or ``died`` with the exit code. The child is gone afterwards."""
+        try:
+            if not self._receive.poll(max(0.0, self._deadline - time.monotonic())):
+                self._proc.kill()
+                return "timeout", None
+            try:
+                return self._receive.recv()
+            except EOFError:
+                self._proc.join(5)
+                return "died", self._proc.exitcode
+        finally:
+            self._close()
+
+    def cancel(self) -> None:
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._close()
+
+    def _close(self) -> None:
+        _RECEIVERS.discard(self._receive)
+        self._receive.close()
+        if self._proc.pid is None:
+            return
+        self._proc.join(5)  # after sending, the child exits at once
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(5)
 
 
 class PendingParse:
@@ -46,52 +158,52 @@ class PendingParse:
     def __init__(self, data: bytes, filename: str, timeout_s: float) -> None:
         self.filename = filename
         self.timeout_s = timeout_s
-        self._deadline = time.monotonic() + timeout_s
-        self._receive, send = _CONTEXT.Pipe(duplex=False)
-        self._proc = _CONTEXT.Process(target=_worker, args=(data, filename, send), daemon=True)
-        self._proc.start()
-        send.close()
+        self._child = ChildCall(parse_bytes, (data, filename), timeout_s)
 
     def result(self) -> ParsedDocument:
-        try:
-            kind, payload = self._receive_result()
-        finally:
-            self._close()
+        kind, payload = self._child.outcome()
         if kind == "ok":
             return payload
         if kind == "document":
             raise DocumentError(payload)
-        log.error("parser crashed on %s: %s", self.filename, payload)
-        raise DocumentError(f"corrupt: parser failed ({payload})")
-
-    def _receive_result(self) -> tuple[str, Any]:
-        if not self._receive.poll(max(0.0, self._deadline - time.monotonic())):
-            self._proc.kill()
+        if kind == "timeout":
             raise DocumentError(
                 f"timeout: reading the file took longer than {self.timeout_s:g} s "
                 "(MASIS_PARSE_TIMEOUT_S); it may be malformed"
             )
-        try:
-            return self._receive.recv()
-        except EOFError:
-            self._proc.join(5)
+        if kind == "died":
             raise DocumentError(
-                f"corrupt: the PDF parser crashed on this file (exit code {self._proc.exitcode})"
-            ) from None
+                f"corrupt: the PDF parser crashed on this file (exit code {payload})"
+            )
+        log.error("parser crashed on %s: %s", self.filename, payload)
+        raise DocumentError(f"corrupt: parser failed ({payload})")
 
     def cancel(self) -> None:
         """Stop the child: the batch was abandoned before its result was wanted."""
-        if self._proc.is_alive():
-            self._proc.kill()
-        self._close()
-
-    def _close(self) -> None:
-        self._receive.close()
-        self._proc.join(5)  # after sending, the child exits at once
-        if self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join(5)
+        self._child.cancel()
 
 
 def parse_isolated(data: bytes, filename: str, timeout_s: float) -> ParsedDocument:
     return PendingParse(data, filename, timeout_s).result()
+
+
+def render_pdf_page(
+    path: Path, page_number: int, timeout_s: float, width_px: int = 900
+) -> bytes | None:
+    """One page of a stored original as PNG (at most ``MAX_PREVIEW_PIXELS``), rendered in a
+    child with a time limit; ``None``, with the reason logged, for anything but a picture.
+    A preview must never break the answer it illustrates, nor the server showing it."""
+    try:
+        kind, payload = ChildCall(
+            render_page_png, (path, page_number, width_px), timeout_s
+        ).outcome()
+    except OSError as exc:  # no fork: out of processes or memory
+        kind, payload = "crash", f"could not start the renderer ({exc})"
+    if kind == "ok":
+        return payload
+    reason = {
+        "timeout": f"rendering took longer than {timeout_s:g} s (MASIS_PREVIEW_TIMEOUT_S)",
+        "died": f"the renderer crashed (exit code {payload})",
+    }.get(kind, payload)
+    log.warning("no preview of page %d of %s: %s", page_number, path.name, reason)
+    return None

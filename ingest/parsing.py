@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
 from masis_core.errors import DocumentError
 
@@ -21,11 +23,24 @@ PDF_SUFFIXES = (".pdf",)
 SUPPORTED_SUFFIXES = PDF_SUFFIXES + TEXT_SUFFIXES
 
 # A page with fewer visible characters than this has no usable text layer (scanned image,
-# blank page, figure only).
+# figure only) or is blank.
 MIN_PAGE_CHARS = 1
+# A text-less page without images is rendered this small to tell a blank page (a white
+# background rectangle, invisible marks) from a drawing.
+BLANK_CHECK_PX = 96
+# A page preview's pixel cap: a 3 x 14,400 pt page at 900 px wide asks for a 10.9 GiB bitmap.
+MAX_PREVIEW_PIXELS = 20_000_000
 
 _HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+# Unicode format characters (category Cf: zero-width spaces and joiners, BOM, bidi controls,
+# soft hyphens) are invisible and split words and citation marks such as "[2\u2060]". They
+# live in planes 0, 1 and 14 only: scanning those takes 26 ms at import, all 17 planes 210 ms.
+_FORMAT_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
+_FORMAT_CHARS = "".join(
+    chr(c) for plane in _FORMAT_PLANES for c in plane if unicodedata.category(chr(c)) == "Cf"
+)
+_FORMAT = re.compile(f"[{re.escape(_FORMAT_CHARS)}]")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 
@@ -40,16 +55,18 @@ class Page:
 class ParsedDocument:
     pages: list[Page]
     page_count: int
-    empty_pages: list[int] = field(default_factory=list)
+    empty_pages: list[int] = field(default_factory=list)  # no text layer: drawn or scanned
     failed_pages: list[int] = field(default_factory=list)
+    blank_pages: list[int] = field(default_factory=list)  # nothing on them at all
 
 
 def clean_text(raw: str) -> str:
-    """Undo line-end hyphenation, drop control characters, normalise whitespace."""
+    """Undo line-end hyphenation, drop control and format characters, normalise whitespace."""
     text = unicodedata.normalize("NFKC", raw.replace("\r\n", "\n").replace("\r", "\n"))
     # PDFium marks a hyphen it saw at a line end as \x02 (and sometimes U+FFFE).
     text = re.sub(r"[\x02\ufffe]\s*\n?\s*", "", text)
     text = _HYPHEN_BREAK.sub(r"\1\2", text)
+    text = _FORMAT.sub("", text)
     text = _CONTROL.sub(" ", text)
     text = _SPACES.sub(" ", text)
     text = "\n".join(line.strip() for line in text.split("\n"))
@@ -117,6 +134,41 @@ def strip_running_lines(pages: list[Page]) -> list[Page]:
     return out
 
 
+def _is_blank(page: pdfium.PdfPage) -> bool:
+    """Nothing on the page: no objects, or no image and a render that is all white.
+
+    A page with an image is never blank: rendering a scan to check would decode it, which
+    costs 30-50 ms a page. Any doubt (a failed render) counts as not blank.
+    """
+    try:
+        if pdfium_c.FPDFPage_CountObjects(page) == 0:
+            return True
+        if next(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
+            return False
+        scale = BLANK_CHECK_PX / max(1.0, *page.get_size())
+        bitmap = page.render(scale=scale, grayscale=True)
+    except (pdfium.PdfiumError, ValueError):  # ValueError: a page too thin for one pixel
+        return False
+    try:
+        return bool((bitmap.to_numpy() == 255).all())
+    finally:
+        bitmap.close()
+
+
+def _page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
+    """The page's cleaned text, and whether a text-less page is blank."""
+    page = pdf[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            text = clean_text(textpage.get_text_bounded())
+        finally:
+            textpage.close()
+        return text, len(text) < MIN_PAGE_CHARS and _is_blank(page)
+    finally:
+        page.close()
+
+
 def parse_pdf(data: bytes) -> ParsedDocument:
     try:
         pdf = pdfium.PdfDocument(data)
@@ -126,32 +178,24 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         count = len(pdf)
         if count == 0:
             raise DocumentError("corrupt: the PDF has no pages")
-        pages: list[Page] = []
-        empty: list[int] = []
-        failed: list[int] = []
+        parsed = ParsedDocument([], count)
         for index in range(count):
             number = index + 1
             try:
-                page = pdf[index]
-                try:
-                    textpage = page.get_textpage()
-                    try:
-                        raw = textpage.get_text_bounded()
-                    finally:
-                        textpage.close()
-                finally:
-                    page.close()
+                text, blank = _page_text(pdf, index)
             except pdfium.PdfiumError:
-                failed.append(number)
+                parsed.failed_pages.append(number)
                 continue
-            text = clean_text(raw)
-            if len(text) < MIN_PAGE_CHARS:
-                empty.append(number)
-                continue
-            pages.append(Page(number, text))
-        if len(failed) == count:
+            if blank:
+                parsed.blank_pages.append(number)
+            elif len(text) < MIN_PAGE_CHARS:
+                parsed.empty_pages.append(number)
+            else:
+                parsed.pages.append(Page(number, text))
+        if len(parsed.failed_pages) == count:
             raise DocumentError(f"corrupt: none of the {count} pages could be read")
-        return ParsedDocument(strip_running_lines(pages), count, empty, failed)
+        parsed.pages = strip_running_lines(parsed.pages)
+        return parsed
     finally:
         pdf.close()
 
@@ -166,15 +210,14 @@ def parse_text(data: bytes) -> ParsedDocument:
         raw = data.decode("cp1252", errors="replace")
         log.info("text file is not UTF-8; decoded as cp1252")
     parts = raw.split("\f")
-    pages = []
-    empty = []
+    parsed = ParsedDocument([], len(parts))
     for number, part in enumerate(parts, start=1):
         text = clean_text(part)
         if text:
-            pages.append(Page(number, text))
+            parsed.pages.append(Page(number, text))
         else:
-            empty.append(number)
-    return ParsedDocument(pages, len(parts), empty)
+            parsed.blank_pages.append(number)  # a text file has no scans
+    return parsed
 
 
 def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
@@ -189,11 +232,21 @@ def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
     raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")
 
 
-def render_pdf_page(path: Path, page_number: int, width_px: int = 900) -> bytes | None:
-    """One page of a stored original as PNG, for the citation preview.
+def preview_scale(width_pt: float, height_pt: float, width_px: int) -> float:
+    """The scale that renders the page ``width_px`` wide, or smaller where that would exceed
+    ``MAX_PREVIEW_PIXELS`` (PDFium rounds each side up, hence the shrinking loop)."""
+    width_pt, height_pt = max(1.0, width_pt), max(1.0, height_pt)
+    scale = min(width_px / width_pt, math.sqrt(MAX_PREVIEW_PIXELS / (width_pt * height_pt)))
+    while math.ceil(width_pt * scale) * math.ceil(height_pt * scale) > MAX_PREVIEW_PIXELS:
+        scale *= 0.999
+    return scale
+
+
+def render_page_png(path: Path, page_number: int, width_px: int = 900) -> bytes | None:
+    """One page of a stored original as PNG of at most ``MAX_PREVIEW_PIXELS``.
 
     ``None`` when the file is not a PDF (a text note has no page image) or the page does not
-    exist; a preview must never break the answer it illustrates.
+    exist. Untrusted PDFs: call it through ``ingest.isolate.render_pdf_page``, in a child.
     """
     try:
         with path.open("rb") as fh:
@@ -207,8 +260,8 @@ def render_pdf_page(path: Path, page_number: int, width_px: int = 900) -> bytes 
             return None
         page = pdf[page_number - 1]
         try:
-            scale = width_px / max(1.0, page.get_width())
-            image = page.render(scale=scale).to_pil()
+            bitmap = page.render(scale=preview_scale(*page.get_size(), width_px))
+            image = bitmap.to_pil()
         finally:
             page.close()
     finally:
@@ -216,3 +269,8 @@ def render_pdf_page(path: Path, page_number: int, width_px: int = 900) -> bytes 
     out = io.BytesIO()
     image.save(out, format="PNG")
     return out.getvalue()
+
+
+# PIL registers its file formats on first use, by importing them; done here, in the parent, so
+# a child forked from a threaded server never waits on an import lock held at the fork.
+Image.preinit()

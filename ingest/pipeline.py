@@ -26,7 +26,7 @@ from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
 from masis_core.registry import INGESTING, Workspace
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench
+from masis_core.services import Workbench, part_abandoned
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,10 @@ class FileReport:
     status: Status
     pages: int = 0
     chunks: int = 0
-    empty_pages: list[int] = field(default_factory=list)
+    empty_pages: list[int] = field(default_factory=list)  # no text layer (scanned, drawn)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    blank_pages: list[int] = field(default_factory=list)  # nothing on them: no OCR would help
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -62,16 +63,30 @@ class FileReport:
         return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
 
 
+def _shown(pages: list[int]) -> str:
+    """'page 4', or 'pages 1, 2, 3 …' (the first ten)."""
+    listed = ", ".join(str(p) for p in pages[:10]) + (" …" if len(pages) > 10 else "")
+    return f"page {listed}" if len(pages) == 1 else f"pages {listed}"
+
+
 def scanned_note(empty_pages: list[int], page_count: int) -> str:
-    shown = ", ".join(str(p) for p in empty_pages[:10]) + (" …" if len(empty_pages) > 10 else "")
     return (
-        f"{len(empty_pages)} of {page_count} pages have no text layer (pages {shown}); "
+        f"{len(empty_pages)} of {page_count} pages have no text layer ({_shown(empty_pages)}); "
         "scanned pages need OCR, which is not supported yet"
     )
 
 
+def blank_note(blank_pages: list[int]) -> str:
+    """Separator pages: reported, but they are not scans, so no OCR is suggested."""
+    return f"skipped blank {_shown(blank_pages)}"
+
+
 def _none_of(pages: int) -> str:
-    return "its only page" if pages == 1 else f"none of its {pages} pages"
+    return (
+        "its only page has no extractable text"
+        if pages == 1
+        else f"none of its {pages} pages has extractable text"
+    )
 
 
 MAX_NAME_CHARS = 200
@@ -162,7 +177,8 @@ class Ingestor:
     def sweep_stale(self, now: datetime | None = None) -> int:
         """Remove what a crashed ingest left half-written: 'ingesting' rows whose process is
         gone (or, from another host, older than ``STALE_AFTER``), their chunks, keyword rows
-        and stored file, and partial file writes."""
+        and stored file, and partial file writes whose writer is gone (a live one, such as
+        the UI keeping a file while the CLI starts, is left alone)."""
         cutoff = (now or datetime.now(UTC)) - STALE_AFTER
         swept = 0
         for doc in self.bench.registry.stale_documents():
@@ -176,7 +192,8 @@ class Ingestor:
                 self.bench.release_file(doc.doc_id)
             swept += 1
         for part in self.bench.settings.files_dir.glob("*/*.part"):
-            part.unlink(missing_ok=True)  # a write cut short; the document was swept above
+            if part_abandoned(part, cutoff.timestamp()):
+                part.unlink(missing_ok=True)  # a write cut short; the document was swept above
         if swept:
             log.warning("swept %d half-ingested documents left by an earlier crash", swept)
         return swept
@@ -298,21 +315,33 @@ class Ingestor:
             log.exception("parser crashed on %s", display)
             return failed(display, f"corrupt: parser failed ({exc})", doc_id)
         report = FileReport(
-            display, doc_id, "ingested", pages=parsed.page_count, empty_pages=parsed.empty_pages
+            display,
+            doc_id,
+            "ingested",
+            pages=parsed.page_count,
+            empty_pages=parsed.empty_pages,
+            blank_pages=parsed.blank_pages,
         )
         if parsed.failed_pages:
             report.notes.append(f"{len(parsed.failed_pages)} pages could not be read")
         if not chunks:
             report.status = "failed"
-            report.error = (
-                f"no text layer: {_none_of(parsed.page_count)} has extractable text; "
-                "scanned pages need OCR, which is not supported yet"
-                if parsed.empty_pages
-                else "no text: the file contains no words"
-            )
+            if parsed.empty_pages:
+                report.error = (
+                    f"no text layer: {_none_of(parsed.page_count)}; "
+                    "scanned pages need OCR, which is not supported yet"
+                )
+            elif parsed.blank_pages:
+                report.error = (
+                    f"no text: {_none_of(parsed.page_count)} (blank: {_shown(parsed.blank_pages)})"
+                )
+            else:
+                report.error = "no text: the file contains no words"
             return report
         if parsed.empty_pages:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count))
+        if parsed.blank_pages:
+            report.notes.append(blank_note(parsed.blank_pages))
         if not self.bench.registry.claim_document(
             ws.id, doc_id, display, len(prepared.data), OWNER
         ):

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     parse_timeout_s: float = Field(
         120.0, gt=0, description="Seconds one file may take to read before it is failed."
     )
+    preview_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds a page preview may take to render before it is dropped."
+    )
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 

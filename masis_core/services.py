@@ -7,6 +7,8 @@ process. Nothing here holds per-request state.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import threading
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from masis_core.llm.embeddings import (
     resolve_embedder_name,
 )
 from masis_core.llm.ollama import OllamaStatus, probe
+from masis_core.owners import HOST, owner_alive
 from masis_core.providers import ProviderStatus, resolve_provider
 from masis_core.registry import Document, Registry, Workspace
 from masis_core.retrieval.bm25 import Bm25Store
@@ -29,6 +32,19 @@ from masis_core.retrieval.softmatch import WordVectors
 from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
+
+
+def part_abandoned(part: Path, older_than: float) -> bool:
+    """Whether a partial original (see ``Workbench.keep_file``) lost its writer: the pid in
+    its name is not running here, or it was last written before ``older_than`` (a timestamp;
+    this also retires names without a pid, and pids reused since)."""
+    fields = part.name.split(".")
+    if len(fields) == 4 and fields[1].isdigit() and not owner_alive(f"{HOST}:{fields[1]}"):
+        return True
+    try:
+        return part.stat().st_mtime < older_than
+    except FileNotFoundError:  # renamed into place meanwhile
+        return False
 
 
 class Workbench:
@@ -154,12 +170,22 @@ class Workbench:
         return self.settings.files_dir / doc_id[:2] / doc_id
 
     def keep_file(self, doc_id: str, data: bytes) -> Path:
+        """Store the original under its hash. Each writer has its own partial file
+        (``<doc_id>.<pid>.<random>.part``): the same bytes may be kept by two workspaces, or the
+        UI and the CLI, at once; both renames then put identical bytes in place."""
         path = self.file_path(doc_id)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".part")
-            tmp.write_bytes(data)
-            tmp.replace(path)
+            fd, tmp = tempfile.mkstemp(
+                suffix=".part", prefix=f"{doc_id}.{os.getpid()}.", dir=path.parent
+            )
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         return path
 
     def release_file(self, doc_id: str) -> None:

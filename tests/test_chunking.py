@@ -1,4 +1,8 @@
-from ingest.chunking import chunk_pages
+import random
+import sys
+import unicodedata
+
+from ingest.chunking import MAX_CHUNK_CHARS, chunk_pages
 from ingest.parsing import Page, clean_text, parse_text
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 
@@ -19,6 +23,49 @@ def test_clean_text_joins_hyphenated_line_breaks_and_whitespace() -> None:
 def test_clean_text_keeps_real_hyphens_and_pdfium_soft_hyphen_marker() -> None:
     assert clean_text("well-known\nFact") == "well-known\nFact"
     assert clean_text("docu\x02\r\nment") == "document"
+
+
+def test_clean_text_drops_invisible_format_characters() -> None:
+    raw = "as shown [2\u2060] and [\u200b3\u200b]; zero\u200bwidth\ufeff, \u202eltr\u202c"
+    assert clean_text(raw + " docu\u00adment") == "as shown [2] and [3]; zerowidth, ltr document"
+
+
+def test_every_format_character_is_dropped() -> None:
+    """The class is built from planes 0, 1 and 14 only; this checks all 17 planes."""
+    format_chars = [
+        chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
+    ]
+    assert len(format_chars) > 150
+    assert clean_text("a" + "".join(format_chars) + "b") == "ab"
+
+
+def no_spaces(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_text_without_spaces_is_cut_into_bounded_chunks_losing_nothing() -> None:
+    text = random.Random(7).randbytes(1_000_000).hex()  # 2 MB without a space
+    chunks = chunk_pages([Page(1, "intro words here"), Page(2, text), Page(3, "the end")])
+    assert max(len(c.text) for c in chunks) <= MAX_CHUNK_CHARS
+    assert len(chunks) < 2_000_000 // 3000  # the overlap does not stall the window
+    # Every 100-character piece is distinct: in order of first appearance they must spell
+    # the document again.
+    pieces = dict.fromkeys(piece for c in chunks for piece in c.text.split())
+    assert "".join(pieces) == "introwordshere" + text + "theend"
+    assert (chunks[0].page_start, chunks[-1].page_end) == (1, 3)
+    for chunk in chunks[1:-1]:
+        assert (chunk.page_start, chunk.page_end) == (2, 2)
+
+
+def test_cjk_text_is_chunked_within_the_character_cap() -> None:
+    sentence = "液压泵每运行五百小时必须检查一次。"
+    pages = [Page(n, sentence * 3000) for n in (1, 2)]  # 51,000 characters a page, no space
+    chunks = chunk_pages(pages)
+    assert len(chunks) > 20
+    assert max(len(c.text) for c in chunks) <= MAX_CHUNK_CHARS
+    covered = "".join(no_spaces(c.text) for c in chunks)
+    assert covered.count("检查") >= 6000  # every sentence is in some chunk
+    assert {(c.page_start, c.page_end) for c in chunks} >= {(1, 1), (1, 2), (2, 2)}
 
 
 def test_chunks_record_the_pages_their_words_came_from() -> None:
@@ -58,7 +105,8 @@ def test_chunks_prefer_to_end_at_a_sentence() -> None:
 def test_text_files_split_pages_at_form_feeds() -> None:
     parsed = parse_text(b"first page text\fsecond page\f\f")
     assert [p.number for p in parsed.pages] == [1, 2]
-    assert parsed.empty_pages == [3, 4]
+    # Empty parts of a text file are blank, not scans: nothing there needs OCR.
+    assert (parsed.blank_pages, parsed.empty_pages) == ([3, 4], [])
 
 
 def test_quality_score_follows_the_seed_formula() -> None:

@@ -1,10 +1,16 @@
 """Crash safety: the ingest process is SIGKILLed at 20 points; re-running the same command
-leaves exactly what a clean ingest leaves."""
+leaves exactly what a clean ingest leaves, and no process of the killed ingest lives on."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +19,8 @@ import pytest
 from masis_core.config import Settings
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
-from tests.proc import run_module
+from tests.proc import ROOT, module_env
+from tests.test_processes import group_members, still_there
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +36,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for n, topic in enumerate(["pump", "boiler", "valve"]):
         pages = [filler(f"{topic} part {p}", 260) for p in range(3)]
         (d / f"{topic}-{n}.pdf").write_bytes(make_pdf(pages))
-    (d / "notes.md").write_text("# Notes\n\n" + filler("turbine", 300))
+    # The second file in order: it is parsed in its child while the first is stored (kill
+    # points 1-5), and its result (~90 KB) is more than a pipe buffers, so that child is still
+    # there, blocked on sending, when its parent is killed.
+    (d / "notes.md").write_text("# Notes\n\n" + filler("turbine", 15_000))
     return d
 
 
@@ -53,9 +63,31 @@ def snapshot(data_dir: Path) -> dict[str, Any]:
     }
 
 
-def ingest(folder: Path, data_dir: Path, kill_at: int | None = None):
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+    pid: int  # also its process group
+
+
+def ingest(folder: Path, data_dir: Path, kill_at: int | None = None) -> Ran:
+    """``python -m ingest`` in a process group of its own, so whatever it started can be found
+    after it is gone. Output goes to files: a pipe would stay open while an orphan holds it."""
     env = {"MASIS_TEST_KILL_AT": str(kill_at)} if kill_at else {}
-    return run_module(["ingest", "--workspace", "w", str(folder), "--json"], data_dir, env)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ingest", "--workspace", "w", str(folder), "--json"],
+            cwd=ROOT,
+            env=module_env(data_dir, env),
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        proc.wait(timeout=300)
+        out.seek(0)
+        err.seek(0)
+        return Ran(proc.returncode, out.read(), err.read(), proc.pid)
 
 
 def test_kill_at_twenty_points_then_rerun_equals_a_clean_ingest(folder, tmp_path) -> None:
@@ -71,6 +103,10 @@ def test_kill_at_twenty_points_then_rerun_equals_a_clean_ingest(folder, tmp_path
         data_dir = tmp_path / f"killed-{point}"
         killed = ingest(folder, data_dir, kill_at=point)
         assert killed.returncode == -signal.SIGKILL, (point, killed.stderr[-500:])
+        orphans = still_there(partial(group_members, killed.pid))
+        if orphans:
+            os.killpg(killed.pid, signal.SIGKILL)
+        assert orphans == [], f"kill point {point}: children of the killed ingest live on"
         again = ingest(folder, data_dir)
         assert again.returncode == 0, (point, again.stdout[-1000:], again.stderr[-1000:])
         after = snapshot(data_dir)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from fpdf import FPDF
+from PIL import Image
 
+from ingest.__main__ import main as ingest_main
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
 from masis_core.services import Workbench
@@ -47,6 +49,45 @@ def blank_pages_pdf(pages: int) -> bytes:
     return bytes(pdf.output())
 
 
+def separated_pdf(middle: str, text_pages: int = 2) -> bytes:
+    """Text pages around one page without text that is ``empty`` (no objects), ``white`` (a
+    white background rectangle only), ``image`` (a picture, as a scan is) or ``drawing``."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    for n in range(text_pages + 1):
+        pdf.add_page()
+        if n != text_pages // 2:
+            pdf.multi_cell(w=190, h=4.5, text=filler(f"section {n}", 150))
+        elif middle == "white":
+            pdf.set_fill_color(255)
+            pdf.rect(0, 0, pdf.w, pdf.h, style="F")
+        elif middle == "image":
+            pdf.image(Image.new("L", (120, 160), 90), x=20, y=20, w=120)
+        elif middle == "drawing":
+            pdf.line(20, 20, 150, 200)
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize(
+    ("middle", "blank"),
+    [("empty", True), ("white", True), ("image", False), ("drawing", False)],
+)
+def test_blank_separator_pages_are_not_reported_as_needing_ocr(
+    settings, tmp_path, capsys, middle, blank
+) -> None:
+    (tmp_path / "doc.pdf").write_bytes(separated_pdf(middle))
+    assert ingest_main(["--workspace", "w", str(tmp_path / "doc.pdf"), "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)["files"]
+    assert (report["status"], report["pages"]) == ("ingested", 3)
+    assert any("OCR" in note for note in report["notes"]) is not blank, report["notes"]
+    if blank:
+        assert (report["blank_pages"], report["empty_pages"]) == ([2], [])
+        assert "skipped blank page 2" in report["notes"]
+    else:
+        assert (report["blank_pages"], report["empty_pages"]) == ([], [2])
+        assert "1 of 3 pages have no text layer (page 2)" in report["notes"][0]
+
+
 @pytest.mark.parametrize(
     ("name", "data", "reason"),
     [
@@ -58,7 +99,12 @@ def blank_pages_pdf(pages: int) -> bytes:
         ("empty.pdf", b"", "empty: the file has no content"),
         ("image.png.pdf", b"\x89PNG\r\n\x1a\n" + bytes(500), "corrupt"),
         ("notes.txt", b"\x00\x01\x02binary", "unreadable: binary content"),
-        ("blank.pdf", blank_pages_pdf(3000), "no text layer: none of its 3000 pages"),
+        (
+            "blank.pdf",
+            blank_pages_pdf(3000),
+            "no text: none of its 3000 pages has extractable text (blank: pages 1, 2, 3,",
+        ),
+        ("drawn.pdf", separated_pdf("drawing", text_pages=0), "no text layer: its only page"),
     ],
 )
 def test_bad_files_fail_alone_with_a_reason(bench, name, data, reason) -> None:

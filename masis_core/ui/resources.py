@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ingest.parsing import render_pdf_page
+from ingest.isolate import render_pdf_page
 from masis_core.config import get_settings
 from masis_core.providers import ProviderStatus
 from masis_core.runs import Researcher
@@ -32,5 +32,8 @@ def provider_status() -> ProviderStatus:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def page_image(doc_id: str, page: int) -> bytes | None:
-    """A cited page as PNG; cached because an analyst flips between the same few pages."""
-    return render_pdf_page(workbench().file_path(doc_id), page)
+    """A cited page as PNG (``None`` when it cannot be shown), rendered in a child process with
+    a pixel cap and a time limit: the PDF is untrusted. Cached because an analyst flips
+    between the same few pages, and a page that timed out should not be tried on every rerun."""
+    bench = workbench()
+    return render_pdf_page(bench.file_path(doc_id), page, bench.settings.preview_timeout_s)
