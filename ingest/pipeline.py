@@ -11,7 +11,6 @@ import itertools
 import logging
 import os
 import signal
-import socket
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +23,7 @@ from ingest.chunking import Chunk, chunk_pages
 from ingest.isolate import PendingParse
 from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
+from masis_core.owners import current_owner, owner_alive
 from masis_core.registry import INGESTING, Workspace
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench, part_abandoned
@@ -139,23 +139,9 @@ class _Prepared:
     parse: PendingParse | None = None
 
 
-OWNER = f"{socket.gethostname()}:{os.getpid()}"
+# Kept under its old name: tests and the sweep compare rows with this process's tag.
+OWNER = current_owner()
 _CRASH_POINTS = itertools.count(1)
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the process that claimed a document still runs. A row from another host (or
-    from before owners were recorded) counts as alive: only ``STALE_AFTER`` retires it."""
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
 
 
 def crash_point(name: str) -> None:
@@ -217,22 +203,29 @@ class Ingestor:
         ws: Workspace,
         sources: Sequence[Source],
         on_start: Callable[[int, Source], Progress | None] = lambda _i, _s: None,
+        cancelled: Callable[[], bool] = lambda: False,
     ) -> Iterator[FileReport]:
         """Ingest files in order, yielding each report as it is done.
 
         While one file is embedded and stored, the next one is already read and parsed in its
         child process: on two cores that hides most of the extraction time. Abandoning the
-        iterator stops the child of the file that was parsed ahead.
+        iterator stops the child of the file that was parsed ahead. ``cancelled`` is asked
+        before each file: once it says yes, no further file starts (the one being stored
+        finishes, so nothing is left half-written).
         """
-        ahead: _Prepared | None = self._prepare(ws, sources[0]) if sources else None
+        ahead: _Prepared | None = None
+        if sources and not cancelled():
+            ahead = self._prepare(ws, sources[0])
         try:
             for i in range(len(sources)):
+                if cancelled():
+                    return
                 current, ahead = ahead, None
                 assert current is not None
 
                 def parse_next(i: int = i) -> None:
                     nonlocal ahead
-                    if i + 1 < len(sources):
+                    if i + 1 < len(sources) and not cancelled():
                         ahead = self._prepare(ws, sources[i + 1])
 
                 progress = on_start(i, sources[i]) or _noop
@@ -353,8 +346,12 @@ class Ingestor:
             self.bench.registry.mark_ready(
                 ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages
             )
-        except Exception as exc:
+        except BaseException as exc:
+            # Whatever ends the store (an error, or a BaseException such as a stopped script or
+            # Ctrl-C), nothing half-written may stay: rows, chunks and the file go.
             self._rollback(ws, doc_id)
+            if not isinstance(exc, Exception):
+                raise
             reason = str(exc) if isinstance(exc, MasisError) else f"{type(exc).__name__}: {exc}"
             if not isinstance(exc, MasisError):
                 log.exception("ingest of %s failed", display)

@@ -7,6 +7,7 @@ import streamlit as st
 from ingest.pipeline import Source
 from masis_core.inspection import batch_table
 from masis_core.jobs import held
+from masis_core.markup import untrusted
 from masis_core.ui.follow import batch_boxes, follow_batch
 from masis_core.ui.resources import jobs, workbench
 from masis_core.ui.sidebar import workspace_or_stop
@@ -36,7 +37,7 @@ if job is not None and job.workspace_id != ws.id:
     job = None
 others = [j for j in workers.active(ws.id, "ingest") if job is None or j.id != job.id]
 for other in others:
-    st.caption(f"⏳ Another batch is being ingested into this workspace: {other.title}.")
+    st.caption(f"⏳ Another batch is being ingested into this workspace: {untrusted(other.title)}.")
 
 if job is not None and not job.finished:
     follow_batch(job.id)
@@ -51,7 +52,7 @@ if not docs:
     st.info("No documents yet.")
 for doc in docs:
     cols = st.columns([6, 1, 1, 1])
-    cols[0].markdown(f"**{doc.filename}**  \n`{doc.doc_id[:12]}`")
+    cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`")
     cols[1].metric("pages", doc.pages)
     cols[2].metric("chunks", doc.chunks)
     if cols[3].button("Delete", key=f"del-{doc.doc_id}"):

@@ -9,12 +9,19 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.errors import MasisError
+from masis_core.markup import untrusted
 from masis_core.retrieval.hybrid import MODES
 from masis_core.runs import RunRecord
 from masis_core.ui.follow import follow_run, watch_record
 from masis_core.ui.resources import jobs, researcher, workbench
 from masis_core.ui.sidebar import workspace_or_stop
-from masis_core.ui.views import render_answer, render_trace, review_form, status_line
+from masis_core.ui.views import (
+    question_heading,
+    render_answer,
+    render_trace,
+    review_form,
+    status_line,
+)
 from masis_core.web import parse_domains
 
 # The run this browser session looked at last: the page comes back to it from the navigation.
@@ -101,13 +108,13 @@ job = workers.get(rec.run_id) if rec is not None else None
 if rec is not None:
     show(rec.run_id)
     if job is not None and not job.finished:
-        st.markdown(f"#### {job.title}")
+        question_heading(job.title)
         follow_run(job.id)
     elif rec.status == "running":  # driven by another process (the CLI, another server)
-        st.markdown(f"#### {rec.question}")
+        question_heading(rec.question)
         watch_record(rec.run_id)
     else:
-        st.markdown(f"#### {rec.question}")
+        question_heading(rec.question)
         render_trace(rec.trace)
         status_line(rec)
         if rec.status == "failed" and st.button("Resume from the last checkpoint"):
@@ -122,6 +129,7 @@ paused = research.store.list(ws.id, status="needs_human", limit=20)
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:
-            if st.button(f"{run.run_id} · {run.question[:90]}", key=f"open-{run.run_id}"):
+            label = f"{run.run_id} · {untrusted(run.question[:90])}"
+            if st.button(label, key=f"open-{run.run_id}"):
                 show(run.run_id)
                 st.rerun()

@@ -7,7 +7,7 @@ import streamlit as st
 from masis_core.inspection import run_table
 from masis_core.reports import report_filename, run_markdown
 from masis_core.ui.sidebar import workspace_runs_or_stop
-from masis_core.ui.views import render_answer, render_trace, status_line
+from masis_core.ui.views import question_heading, render_answer, render_trace, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
 
@@ -36,7 +36,7 @@ if mid.button(
 if right.button("Inspect retrieval"):
     st.switch_page("pages/inspector.py", query_params={"run": rec.run_id})
 
-st.markdown(f"#### {rec.question}")
+question_heading(rec.question)
 status_line(rec)
 render_trace(rec.trace)
 render_answer(rec, ws)

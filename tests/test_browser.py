@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CORRUPT = Path(__file__).parent / "fixtures" / "corrupt.pdf"
 FIXTURE = Path(__file__).parent / "fixtures" / "nut-solaris-usb.pdf"
 WAIT_MS = 120_000  # upper bound for one step; the test moves on as soon as the page is ready
-NAV = ["Library", "Research", "Inspector", "Runs"]
+NAV = [re.compile(rf"^\W*{name}$") for name in ("Library", "Research", "Inspector", "Runs")]
 PAGES = {"Library": "", "Research": "research", "Inspector": "inspector", "Runs": "runs"}
 HEADINGS = {"Library": "Library", "Research": "Research", "Inspector": "Retrieval inspector"}
 HEADINGS["Runs"] = "Runs"
@@ -102,7 +102,9 @@ def create_workspace(page: Page, name: str) -> None:
     page.get_by_label("Name").fill(name)
     page.get_by_role("button", name="Create").click()
     idle(page)
-    expect(page.get_by_text(f"Workspace {name}")).to_be_visible()
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("combobox", name="Workspace")).to_be_visible()
+    expect(sidebar.get_by_text("No workspace yet")).to_have_count(0)
 
 
 def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.jobs import FileProgress, Job
+from masis_core.markup import untrusted
 from masis_core.ui.resources import jobs, researcher
 from masis_core.ui.views import render_trace
 
@@ -34,15 +35,15 @@ def follow_run(job_id: str) -> None:
 def _file_box(entry: FileProgress, index: int, total: int) -> None:
     report = entry.report
     if report is not None:
-        label = f"{report.file}: {report.status}"
+        label = f"{untrusted(report.file)}: {report.status}"
         state = FILE_ICONS.get(report.status, "complete")
     elif entry.stage == "cancelled":
-        label, state = f"{entry.name}: cancelled", "error"
+        label, state = f"{untrusted(entry.name)}: cancelled", "error"
     else:
-        label, state = f"{entry.name} ({index + 1}/{total})", "running"
+        label, state = f"{untrusted(entry.name)} ({index + 1}/{total})", "running"
     with st.status(label, state=state, expanded=False):
         if report is not None:
-            st.progress(1.0, text=report.line())
+            st.progress(1.0, text=untrusted(report.line()))
         elif entry.stage == "cancelled":
             st.progress(0.0, text="not ingested: the batch was cancelled before this file")
         else:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from ingest.isolate import render_pdf_page
+from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
+from masis_core.jobs import JobManager
 from masis_core.providers import ProviderStatus
 from masis_core.runs import Researcher
 from masis_core.services import Workbench
@@ -22,6 +24,16 @@ def workbench() -> Workbench:
 def researcher() -> Researcher:
     """The compiled graph and its SQLite checkpointer, shared by every browser session."""
     return Researcher(workbench())
+
+
+@st.cache_resource(show_spinner=False)
+def jobs() -> JobManager:
+    """The workers that run research and ingest jobs for every browser session. Made once
+    per server process, which is also when half-ingested documents of a process that died
+    are swept (``Researcher`` sweeps its orphaned runs the same way)."""
+    ingestor = Ingestor(workbench())
+    ingestor.sweep_stale()
+    return JobManager(researcher(), ingestor)
 
 
 @st.cache_data(ttl=PROBE_TTL_S, show_spinner=False)

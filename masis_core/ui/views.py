@@ -6,12 +6,10 @@ no retrieval or routing happens in the UI.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from ingest.pipeline import FileReport, Source
 from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
@@ -51,33 +49,6 @@ HEADLINE = (
     "results",
     "duration_ms",
 )
-
-
-class IngestBoxes:
-    """One collapsed status box per file of an ingest batch, opened when the file's turn
-    comes (the pipeline already parses the next file meanwhile) and closed with its report."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self._box: Any = None
-        self._bar: Any = None
-
-    def open(self, index: int, source: Source) -> Callable[[str, int, int], None]:
-        self._box = st.status(f"{source.name} ({index + 1}/{self.total})", expanded=False)
-        with self._box:
-            self._bar = st.progress(0.0, text="waiting")
-        return self._progress
-
-    def _progress(self, stage: str, done: int, total: int) -> None:
-        self._bar.progress(min(1.0, done / total) if total else 0.0, text=f"{stage} {done}/{total}")
-
-    def close(self, report: FileReport) -> FileReport:
-        self._bar.progress(1.0, text=report.line())
-        self._box.update(
-            label=f"{report.file}: {report.status}",
-            state="error" if report.status == "failed" else "complete",
-        )
-        return report
 
 
 def panel_label(entry: dict[str, Any]) -> str:
@@ -159,24 +130,6 @@ def node_panel(entry: dict[str, Any]) -> None:
 def render_trace(trace: list[dict[str, Any]]) -> None:
     for entry in trace:
         node_panel(entry)
-
-
-class LiveTrace:
-    """``on_event`` for ``Researcher.ask/resume``: a panel per node the moment it finishes."""
-
-    def __init__(self) -> None:
-        self.box = st.container()
-        self.progress = st.empty()
-
-    def __call__(self, kind: str, payload: dict[str, Any]) -> None:
-        if kind == "node":
-            with self.box:
-                node_panel(payload)
-        elif kind == "progress":
-            self.progress.caption(f"⏳ {payload.get('node')}: {payload.get('status', '')}")
-
-    def done(self) -> None:
-        self.progress.empty()
 
 
 def kept_because(c: dict[str, Any]) -> str:
@@ -307,6 +260,11 @@ STATUS_BADGES = {
     "cancelled": ("⏹️", "info"),
     "running": ("⏳", "info"),
 }
+
+
+def question_heading(question: str) -> None:
+    """A run's question as the heading above its trace; the text is shown, never rendered."""
+    st.markdown(f"#### {untrusted(question)}")
 
 
 def status_line(rec: RunRecord) -> None:
