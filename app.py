@@ -25,4 +25,13 @@ navigation = st.navigation(
     ]
 )
 routed()
-navigation.run()
+try:
+    navigation.run()
+except Exception as exc:  # Streamlit's own stop/rerun signals are BaseExceptions and pass
+    # The browser gets one line; the details (paths, values) stay in the server log.
+    logging.getLogger("masis_core.app").exception("page %s failed", navigation.title)
+    st.error(
+        f"This page failed ({type(exc).__name__}); the details are in the server log. "
+        "Reload the page to try again.",
+        icon="⚠️",
+    )

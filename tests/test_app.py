@@ -256,3 +256,17 @@ def test_streamlit_config_matches_settings_and_sends_nothing_out() -> None:
     assert config["server"]["maxUploadSize"] == Settings.model_fields["max_upload_mb"].default
     assert config["server"]["headless"] is True
     assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_a_failing_page_shows_one_line_not_a_traceback(app: AppTest, bench, monkeypatch) -> None:
+    bench.create_workspace("demo", "wordllama")
+
+    def broken(self, ws_id: str):
+        raise RuntimeError("/secret/path/registry.db is unreadable")
+
+    monkeypatch.setattr(Workbench, "documents", broken)
+    at = app.run()
+    assert not at.exception  # nothing escapes to Streamlit's own (detailed) error box
+    (error,) = at.error
+    assert "This page failed (RuntimeError)" in error.value
+    assert "/secret/path" not in error.value
