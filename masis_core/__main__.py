@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -255,9 +256,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Loggers whose INFO ``--verbose`` shows; every other library stays at WARNING.
+OWN_LOGGERS = ("masis_core", "ingest")
+
+
+def configure_logging(verbose: bool) -> None:
+    """Warnings only, and ``--verbose`` adds our own INFO, never a library's chatter: bm25s sets
+    its logger to DEBUG on import, and httpx logs every request at INFO."""
+    setup_logging(verbose=False)  # the root, and so every library, at WARNING
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.NOTSET)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging(args.verbose)
+    configure_logging(args.verbose)
     try:
         return args.func(args)
     except MasisError as exc:

@@ -121,26 +121,12 @@ class Workbench:
 
         Chroma is the source of truth: rows whose chunks are gone are dropped, visible chunks
         without rows get them. Rows of documents still being ingested are left alone (their
-        chunks are not visible yet, and become so only after their rows are written).
+        chunks are not visible yet, and become so only after their rows are written). The
+        repair itself, and why it cannot drop a document that turns visible meanwhile, is
+        ``Bm25Store.reconcile``.
         """
         if self.bm25.needs_check(ws_id):
-            ws = self.registry.require_workspace(ws_id)
-            visible = self.store.visible_ids(ws.embed_model, ws.id)
-            rows = self.bm25.rows(ws.id)
-            busy = {d.doc_id for d in self.registry.stale_documents() if d.workspace_id == ws.id}
-            stale = [cid for cid, doc in rows.items() if cid not in visible and doc not in busy]
-            missing_ids = [cid for cid in visible if cid not in rows]
-            if stale or missing_ids:
-                log.warning(
-                    "keyword index of %s disagreed with the vector store (%d stale, %d missing "
-                    "rows); repaired from the store",
-                    ws.id,
-                    len(stale),
-                    len(missing_ids),
-                )
-                missing = self.store.get_chunks(ws.embed_model, ws.id, missing_ids)
-                self.bm25.repair(ws.id, stale, missing)
-            self.bm25.mark_checked(ws_id)
+            self.bm25.reconcile(self.registry.require_workspace(ws_id), self.store, self.registry)
         return self.bm25
 
     def delete_workspace(self, ws_id: str) -> None:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ingest import pipeline
 from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
+from masis_core.errors import StoreError
 from masis_core.nodes import researcher
-from masis_core.retrieval.bm25 import tokenize
+from masis_core.registry import Registry
+from masis_core.retrieval.bm25 import Bm25Store, tokenize
 from masis_core.retrieval.evaluate import evaluate_retrieval, page_hit
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
@@ -170,6 +174,107 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     repaired = restarted.bm25.rows("faults")
     assert repaired == rows
     assert "faults/ghost/000000" not in repaired
+
+
+LATE = b"Fault E-4300 means the hatch sensor lost contact; reseat the hatch sensor plug."
+
+
+def ingest_repairing_midway(bench, settings, monkeypatch) -> tuple[Workbench, list[str]]:
+    """Ingest LATE into 'faults' while another process (a new Workbench) runs its first-use
+    repair at the riskiest moment: the keyword rows are written, the chunks not yet visible.
+    Right after that repair has read Chroma's visible chunks, the rest of the ingest happens:
+    the chunks turn visible and the document ready. Returns the other process and those ids."""
+    other = Workbench(settings)
+    read_visible = other.store.visible_ids
+    published: list[str] = []
+
+    def visible_then_publish(embed_model: str, ws_id: str) -> set[str]:
+        visible = read_visible(embed_model, ws_id)
+        rows = other.bm25.rows(ws_id)
+        published.extend(cid for cid in rows if cid not in visible)
+        bench.store.make_visible(embed_model, published)
+        for doc_id in {rows[cid] for cid in published}:
+            bench.registry.mark_ready(ws_id, doc_id, 1, len(published), [])
+        return visible
+
+    def hook(name: str) -> None:
+        if name == "keyword rows written":
+            other.keyword_index("faults")
+
+    monkeypatch.setattr(other.store, "visible_ids", visible_then_publish)
+    monkeypatch.setattr(pipeline, "crash_point", hook)
+    ws = bench.registry.require_workspace("faults")
+    assert Ingestor(bench).ingest_bytes(ws, LATE, "late.txt").status == "ingested"
+    assert published  # the document did turn visible between the repair's reads
+    return other, published
+
+
+def test_repair_keeps_the_rows_of_a_document_published_while_it_reads(
+    bench, faults, settings, monkeypatch
+) -> None:
+    other, published = ingest_repairing_midway(bench, settings, monkeypatch)
+    assert set(published) <= set(other.bm25.rows("faults"))
+    assert not other.bm25.needs_check("faults")
+    (hit,) = other.keyword_index("faults").search("faults", "E-4300 hatch", 1)
+    assert hit.chunk_id in published
+
+
+def test_repair_rereads_visibility_before_it_drops_a_row(
+    bench, faults, settings, monkeypatch
+) -> None:
+    # No document counts as being ingested, so the repair's read of the visible chunks is
+    # simply out of date by the time it decides: only looking again saves the rows.
+    monkeypatch.setattr(Registry, "stale_documents", lambda self: [])
+    other, published = ingest_repairing_midway(bench, settings, monkeypatch)
+    assert set(published) <= set(other.bm25.rows("faults"))
+
+
+def test_a_repair_that_failed_runs_again_on_next_use(bench, faults, settings, monkeypatch):
+    lost = next(iter(bench.bm25.rows("faults")))
+    with bench.bm25._conn() as conn:
+        conn.execute("DELETE FROM bm25_chunks WHERE chunk_id = ?", (lost,))
+    other = Workbench(settings)
+
+    def down(embed_model: str, ws_id: str) -> set[str]:
+        raise StoreError("Chroma is not answering")
+
+    monkeypatch.setattr(other.store, "visible_ids", down)
+    with pytest.raises(StoreError):
+        other.keyword_index("faults")
+    assert other.bm25.needs_check("faults")
+    monkeypatch.undo()
+    other.keyword_index("faults")
+    assert lost in other.bm25.rows("faults")
+
+
+def test_one_workspaces_index_build_does_not_hold_up_anothers(bench, monkeypatch) -> None:
+    store = bench.bm25
+    store.add("a", "doc-a", ["a/doc-a/0"], ["The pump seal is replaced every year."])
+    store.add("b", "doc-b", ["b/doc-b/0"], ["The boiler is descaled every year."])
+    a_building, release_a, b_done = threading.Event(), threading.Event(), threading.Event()
+    build = Bm25Store._build
+
+    def slow_for_a(self, workspace_id, version, rows):
+        if workspace_id == "a":
+            a_building.set()
+            release_a.wait(timeout=60)
+        return build(self, workspace_id, version, rows)
+
+    monkeypatch.setattr(Bm25Store, "_build", slow_for_a)
+    found: list = []
+    a = threading.Thread(target=store.scores, args=("a", "pump"))
+    b = threading.Thread(target=lambda: (found.append(store.scores("b", "boiler")), b_done.set()))
+    a.start()
+    try:
+        assert a_building.wait(timeout=60)
+        b.start()
+        # B's index is built and queried while A's build still holds A's lock.
+        assert b_done.wait(timeout=60), "workspace b waited for workspace a's build"
+        assert not release_a.is_set() and found[0] is not None
+    finally:
+        release_a.set()
+        a.join(timeout=60)
+        b.join(timeout=60)
 
 
 IRRIGATION = {

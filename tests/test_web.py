@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
@@ -17,8 +18,8 @@ from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id
 from tests.fake_tavily import FakeTavily, result
 from tests.pdfs import make_pdf
-from tests.test_app import fresh_app
-from tests.test_research import BOILER, PUMP
+from tests.test_app import fresh_app, settle
+from tests.test_research import BOILER, PUMP, REVENUE_A, REVENUE_B
 
 QUESTION = "How often must the hydraulic pump be inspected?"
 WEB_RESULTS = [
@@ -244,8 +245,7 @@ def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> N
     toggle.set_value(True)
     at.toggle[1].set_value(True)  # trusted sources only
     next(t for t in at.text_input if t.label == "Trusted domains").input("Wikipedia.org; .gov")
-    at.button(key="FormSubmitter:ask-Ask").click().run()
-    assert not at.exception, at.exception
+    settle(at.button(key="FormSubmitter:ask-Ask").click().run())  # the run is a server job
     assert tavily.bodies()[0]["include_domains"] == ["wikipedia.org", ".gov"]
     panel = next(s for s in at.status if "web_searcher" in s.label)
     assert "1 results" in panel.label and "0 from cache" in panel.label
@@ -253,3 +253,28 @@ def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> N
     assert any(
         "](https://en.wikipedia.org/wiki/Hydraulic_pump)" in m.value for m in web_source.markdown
     )
+
+
+def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(
+    web_bench, tavily
+) -> None:
+    question = "What total revenue did Northwind Traders report for 2023?"
+    ws = web_bench.create_workspace("finance", "wordllama")
+    report = Ingestor(web_bench).ingest_bytes(ws, REVENUE_A.encode(), "annual-report.txt")
+    rejected_url = "https://news.example.com/northwind-2023"
+    tavily.state.results[question] = [result("Northwind press summary", rejected_url, REVENUE_B)]
+    research = Researcher(web_bench)
+    rec = research.ask(ws.id, question, web=True)
+    assert rec.status == "needs_human" and rec.hitl["kind"] == "conflict", rec.hitl
+    (conflict,) = rec.hitl["details"]["conflicts"]
+    assert {s["doc_id"] for s in conflict["sources"]} == {report.doc_id, web_id(rejected_url)}
+
+    done = research.resume(rec.run_id, {"action": "choose_source", "source": report.doc_id})
+    assert done.status == "completed", done.hitl
+    resumed = [t for t in done.trace if t["node"] == "web_searcher"][-1]
+    assert resumed["cache_hits"] == 1 and resumed["excluded"] == 1  # the cache still has it
+    state = research.graph.get_state(research._config(done.run_id, done.engine)).values
+    evidence = [*state["evidence"], *state["web_evidence"]]
+    assert evidence and all(e["doc_id"] == report.doc_id for e in evidence)
+    assert {c["doc_id"] for c in done.citations} == {report.doc_id}
+    assert "37" not in done.answer and rejected_url not in json.dumps(done.citations)

@@ -10,6 +10,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
+from masis_core.errors import RunError
+from masis_core.questions import check_question
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.state import ResearchState
 
@@ -22,6 +24,7 @@ class InvalidResponse(ValueError):
 
 
 def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
+    """The response checked against what the review offered (a rephrase's text stripped)."""
     if not isinstance(response, dict) or response.get("action") not in ACTIONS:
         raise InvalidResponse(f"The response needs an action, one of: {', '.join(ACTIONS)}.")
     action = response["action"]
@@ -30,8 +33,13 @@ def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
             f"'{action}' is not offered for a {payload.get('kind')} review; "
             f"choose one of: {', '.join(payload.get('options', []))}."
         )
-    if action == "rephrase" and not str(response.get("text") or "").strip():
-        raise InvalidResponse("A rephrase needs the new question in 'text'.")
+    if action == "rephrase":
+        # A rephrase is a new question: the rules of the first ask apply, or it would be the
+        # way around the length limit.
+        try:
+            response = {**response, "text": check_question(str(response.get("text") or ""))}
+        except RunError as exc:
+            raise InvalidResponse(str(exc)) from exc
     if action == "choose_source" and not response.get("source"):
         raise InvalidResponse("Choosing a source needs its doc_id in 'source'.")
     return response
@@ -59,7 +67,7 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
             "trace": [entry],
         }
     if action == "rephrase":
-        text = str(response["text"]).strip()
+        text = response["text"]
         entry["question"] = text
         return {
             **_fresh_pass(question=text, retry_count=0, threshold_override=None),
@@ -74,7 +82,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         lowered = round(max(0.05, current - THRESHOLD_STEP), 3)
         entry["threshold"] = lowered
         return {**_fresh_pass(threshold_override=lowered), "trace": [entry]}
-    # choose_source: drop the other sides of every conflict the chosen source is part of
+    # choose_source: drop the other sides of every conflict the chosen source is part of.
+    # Documents and web pages alike (a web page's doc_id is its ``web:`` id): the researcher
+    # filters inside the search, the web searcher drops them from fresh and cached results.
     chosen = str(response["source"])
     others = {
         s["doc_id"]

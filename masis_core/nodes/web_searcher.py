@@ -31,12 +31,17 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         outcome = ctx.web_search(
             queries, state.get("web_trusted_only"), state.get("trusted_domains")
         )
-    results = outcome.get("results", [])
+    # A source the analyst rejected in a conflict review stays out, though the 24 h cache
+    # (or Tavily) keeps returning it.
+    excluded = set(state.get("excluded_docs") or [])
+    found = outcome.get("results", [])
+    results = [r for r in found if r.get("doc_id") not in excluded]
     entry = {
         "node": "web_searcher",
         "queries": len(queries),
         "query_texts": queries,
         "results": len(results),
+        "excluded": len(found) - len(results),
         "received": outcome.get("received", len(results)),
         "duplicates_dropped": outcome.get("duplicates_dropped", 0),
         "cache_hits": outcome.get("cache_hits", 0),

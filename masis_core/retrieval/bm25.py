@@ -10,7 +10,8 @@ Layout and lifecycle:
   change of the workspace (a version counter), saved under ``$MASIS_DATA_DIR/bm25/``, kept in
   memory, and never rebuilt per query.
 - Chroma is the source of truth: ``Workbench.keyword_index`` compares the rows with Chroma's
-  visible chunks on a workspace's first use in a process and repairs them (``repair``).
+  visible chunks on a workspace's first use in a process and repairs them (``reconcile``).
+- Locks are per workspace: one workspace's build or repair never waits for another's.
 """
 
 from __future__ import annotations
@@ -25,13 +26,17 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bm25s
 import numpy as np
 import Stemmer
 
 from masis_core.registry import connect
+
+if TYPE_CHECKING:
+    from masis_core.registry import Registry, Workspace
+    from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +115,19 @@ class Bm25Store:
         self.index_dir = index_dir
         self._built: dict[str, _Built] = {}
         self._checked: set[str] = set()
-        self._lock = threading.RLock()
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
+
+    def _lock(self, workspace_id: str) -> threading.RLock:
+        """The workspace's own lock: during a batch upload into one workspace, queries on the
+        others keep their indexes instead of queueing behind its rebuilds."""
+        with self._locks_guard:
+            return self._locks.setdefault(workspace_id, threading.RLock())
 
     # -- writes (with the document's chunks) --------------------------------------------
     def add(
@@ -125,12 +137,13 @@ class Bm25Store:
             (workspace_id, cid, doc_id, " ".join(tokenize(text)))
             for cid, text in zip(chunk_ids, texts, strict=True)
         ]
-        with self._conn() as conn:
+        # Writes take the workspace's lock so that ``reconcile`` never interleaves with them.
+        with self._lock(workspace_id), self._conn() as conn:
             conn.executemany("INSERT OR REPLACE INTO bm25_chunks VALUES (?,?,?,?)", rows)
             self._bump(conn, workspace_id)
 
     def delete_document(self, workspace_id: str, doc_id: str) -> None:
-        with self._conn() as conn:
+        with self._lock(workspace_id), self._conn() as conn:
             conn.execute(
                 "DELETE FROM bm25_chunks WHERE workspace_id = ? AND doc_id = ?",
                 (workspace_id, doc_id),
@@ -138,13 +151,13 @@ class Bm25Store:
             self._bump(conn, workspace_id)
 
     def delete_workspace(self, workspace_id: str) -> None:
-        with self._conn() as conn:
-            conn.execute("DELETE FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,))
-            conn.execute("DELETE FROM bm25_versions WHERE workspace_id = ?", (workspace_id,))
-        with self._lock:
+        with self._lock(workspace_id):
+            with self._conn() as conn:
+                conn.execute("DELETE FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,))
+                conn.execute("DELETE FROM bm25_versions WHERE workspace_id = ?", (workspace_id,))
             self._built.pop(workspace_id, None)
             self._checked.discard(workspace_id)
-        shutil.rmtree(self._dir(workspace_id), ignore_errors=True)
+            shutil.rmtree(self._dir(workspace_id), ignore_errors=True)
 
     @staticmethod
     def _bump(conn: sqlite3.Connection, workspace_id: str) -> None:
@@ -170,7 +183,43 @@ class Bm25Store:
             ).fetchall()
         return {r[0]: r[1] for r in found}
 
-    def repair(
+    def reconcile(self, ws: Workspace, store: VectorStore, registry: Registry) -> None:
+        """Compare the workspace's rows with Chroma's visible chunks and repair them, once per
+        process (a failure, say Chroma down, leaves it to the next use).
+
+        Rows whose chunks Chroma does not show are dropped, unless their document is still
+        being ingested (its rows come before its chunks turn visible); visible chunks without
+        rows get them. Runs under the workspace's lock, which ``add`` and ``delete_document``
+        take too, so the rows hold still; Chroma does not, an ingest can publish meanwhile.
+        Hence the order — rows, then the documents being ingested, then the visible chunks: a
+        row's document was claimed before its rows were written, so one no longer ingesting at
+        the second read has finished (visible at the third) or is gone. And a row is dropped
+        only if its chunk is still not visible when read once more just before.
+        """
+        with self._lock(ws.id):
+            if ws.id in self._checked:
+                return
+            rows = self.rows(ws.id)
+            busy = {d.doc_id for d in registry.stale_documents() if d.workspace_id == ws.id}
+            visible = store.visible_ids(ws.embed_model, ws.id)
+            stale = [cid for cid, doc in rows.items() if cid not in visible and doc not in busy]
+            if stale:
+                published = store.get_chunks(ws.embed_model, ws.id, stale)
+                stale = [cid for cid in stale if cid not in published]
+            missing_ids = [cid for cid in visible if cid not in rows]
+            if stale or missing_ids:
+                log.warning(
+                    "keyword index of %s disagreed with the vector store (%d stale, %d missing "
+                    "rows); repaired from the store",
+                    ws.id,
+                    len(stale),
+                    len(missing_ids),
+                )
+                missing = store.get_chunks(ws.embed_model, ws.id, missing_ids)
+                self._repair(ws.id, stale, missing)
+            self._checked.add(ws.id)
+
+    def _repair(
         self,
         workspace_id: str,
         stale: Iterable[str],
@@ -192,16 +241,13 @@ class Bm25Store:
     def needs_check(self, workspace_id: str) -> bool:
         return workspace_id not in self._checked
 
-    def mark_checked(self, workspace_id: str) -> None:
-        self._checked.add(workspace_id)
-
     # -- the index --------------------------------------------------------------------
     def _dir(self, workspace_id: str) -> Path:
         return self.index_dir / workspace_id
 
     def _load_or_build(self, workspace_id: str) -> _Built | None:
         version = self.version(workspace_id)
-        with self._lock:
+        with self._lock(workspace_id):
             built = self._built.get(workspace_id)
             if built is not None and built.version == version:
                 return built
