@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from masis_core.cli import setup_logging
-from masis_core.errors import MasisError
+from masis_core.errors import InputError, MasisError
+from masis_core.retrieval.modes import MODES
 from masis_core.runs import Researcher, RunRecord
 from masis_core.services import Workbench
 
@@ -104,7 +105,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     try:
         response = json.loads(args.response) if args.response else None
     except json.JSONDecodeError as exc:
-        raise MasisError(f"--response is not valid JSON: {exc}") from exc
+        raise InputError(f"--response is not valid JSON: {exc}") from exc
     researcher = Researcher(Workbench())
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     return finish(researcher.resume(args.run_id, response, on_event=on_event), args.json)
@@ -167,7 +168,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if args.kind == "retrieval":
         if not args.dataset:
-            raise MasisError("eval retrieval needs --dataset DIR (a BEIR layout)")
+            raise InputError("eval retrieval needs --dataset DIR (a BEIR layout)")
         report = evaluate.evaluate_retrieval(
             Path(args.dataset),
             modes=[args.mode] if args.mode else evaluate.MODES,
@@ -179,7 +180,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         text = evaluate.format_table(report)
     elif args.kind == "pages":
         if not (args.pdfs and args.questions):
-            raise MasisError("eval pages needs --pdfs DIR and --questions FILE")
+            raise InputError("eval pages needs --pdfs DIR and --questions FILE")
         report = evaluate.evaluate_pages(
             Path(args.pdfs),
             Path(args.questions),
@@ -190,7 +191,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         text = evaluate.format_pages(report)
     else:
         if not args.cases:
-            raise MasisError("eval governance needs --cases FILE")
+            raise InputError("eval governance needs --cases FILE")
         report = evaluation.run_governance(
             Path(args.cases),
             limit=args.limit,
@@ -219,9 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
     ask.add_argument("--max-retries", type=int, default=None)
-    ask.add_argument(
-        "--mode", choices=["dense", "bm25", "hybrid"], default=None, help="retrieval mode"
-    )
+    ask.add_argument("--mode", choices=MODES, default=None, help="retrieval mode")
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=cmd_ask)
     resume = sub.add_parser("resume", help="answer a paused run's review, or retry a failed run")
@@ -238,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--dataset", help="retrieval: a BEIR-layout folder")
     ev.add_argument("--pdfs", help="pages: a folder of PDFs")
     ev.add_argument("--questions", help="pages: JSON list of {doc, question, gold_page}")
-    ev.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
+    ev.add_argument("--mode", choices=MODES, default=None)
     ev.add_argument("--k", type=int, default=None, help="cut-off (retrieval 10, pages 5)")
     ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")
     ev.add_argument("--limit", type=int, default=None)

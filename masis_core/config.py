@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from masis_core.retrieval.modes import Mode
+
 
 class Settings(BaseSettings):
     """Every setting of the workbench; the README's configuration table mirrors this class."""
@@ -38,9 +40,7 @@ class Settings(BaseSettings):
     )
     chroma_host: str | None = Field(None, description="Chroma server host (unset: embedded store).")
     chroma_port: int = Field(8000, description="Chroma server port.")
-    retrieval_mode: Literal["dense", "bm25", "hybrid"] = Field(
-        "hybrid", description="Retrieval mode."
-    )
+    retrieval_mode: Mode = Field("hybrid", description="Retrieval mode.")
     tavily_api_key: SecretStr | None = Field(
         None,
         validation_alias=AliasChoices("TAVILY_API_KEY", "MASIS_TAVILY_API_KEY"),

@@ -1,7 +1,8 @@
-"""What nodes need besides state: services and the engine, passed in ``config``.
+"""What nodes need besides state: services and the engine, LangGraph's run-time context.
 
-Kept out of the checkpointed state on purpose: clients are not serialisable and a resumed run
-gets fresh ones.
+Passed as ``graph.stream(..., context=RunContext(...))`` and read by a node as
+``runtime.context``. Kept out of the checkpointed state on purpose: clients are not
+serialisable, and a resumed run gets fresh ones.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-
-from langchain_core.runnables import RunnableConfig
 
 from masis_core.llm.engine import Engine
 from masis_core.services import Workbench
@@ -28,10 +27,6 @@ class RunContext:
     web_search: WebSearch | None = None
 
 
-def ctx_of(config: RunnableConfig) -> RunContext:
-    return config["configurable"]["ctx"]
-
-
 @contextmanager
 def timed() -> Iterator[dict[str, int]]:
     """``with timed() as t: ...`` then ``t['ms']``: node latency for the trace."""
@@ -41,13 +36,3 @@ def timed() -> Iterator[dict[str, int]]:
         yield box
     finally:
         box["ms"] = int((time.perf_counter() - start) * 1000)
-
-
-def emit(event: dict[str, Any]) -> None:
-    """Progress to the UI through LangGraph's custom stream; a no-op outside a run."""
-    try:
-        from langgraph.config import get_stream_writer
-
-        get_stream_writer()(event)
-    except Exception:
-        pass

@@ -10,7 +10,10 @@ MasisError
 │   └── EmbedderMismatch       a workspace queried or written with a different embedding model
 ├── WorkspaceError         unknown / duplicate workspace, bad workspace name
 ├── DocumentError          one input file cannot be ingested (message says why)
-└── RunError               a run cannot start or resume as asked (unknown, finished, bad input)
+└── InputError             a request the workbench cannot act on: an empty or too-long
+    │                      question, an unknown run, a run that cannot resume, a bad
+    │                      command-line value or question file
+    ├── ReviewError            a review response that does not fit the paused run's review
     └── RunBusy                another tab or process is driving that run right now
 """
 
@@ -57,9 +60,13 @@ class DocumentError(MasisError):
     pass
 
 
-class RunError(MasisError):
+class InputError(MasisError):
     pass
 
 
-class RunBusy(RunError):
+class ReviewError(InputError):
+    pass
+
+
+class RunBusy(InputError):
     pass

@@ -10,6 +10,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from masis_core.context import RunContext
 from masis_core.nodes import (
     critic,
     evaluator,
@@ -20,7 +21,7 @@ from masis_core.nodes import (
     synthesizer,
     web_searcher,
 )
-from masis_core.state import ResearchState
+from masis_core.state import ResearchInput, ResearchState
 
 
 def after_supervisor(state: ResearchState) -> str:
@@ -38,7 +39,7 @@ def after_review(state: ResearchState) -> str:
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(ResearchState)
+    g = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
     g.add_node("supervisor", supervisor.node)
     g.add_node("planner", planner.node)
     g.add_node("researcher", researcher.node)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from masis_core.errors import RunError
+from masis_core.errors import InputError
 
 # A question is a question: longer text belongs in a document. (Search uses the first 500
 # characters anyway; this bounds what is stored, traced and shown.)
@@ -10,12 +10,12 @@ MAX_QUESTION_CHARS = 20_000
 
 
 def check_question(question: str) -> str:
-    """The question stripped, or a ``RunError`` that says what is wrong with it."""
+    """The question stripped, or a ``InputError`` that says what is wrong with it."""
     question = question.strip()
     if not question:
-        raise RunError("The question is empty.")
+        raise InputError("The question is empty.")
     if len(question) > MAX_QUESTION_CHARS:
-        raise RunError(
+        raise InputError(
             f"The question is {len(question):,} characters long; the limit is "
             f"{MAX_QUESTION_CHARS:,}. Put long material into a document and ask about it."
         )

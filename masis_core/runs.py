@@ -14,17 +14,19 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from masis_core.context import RunContext
-from masis_core.errors import MasisError, RunBusy, RunError, WorkspaceError
+from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
 from masis_core.graph import compile_graph
 from masis_core.llm.engine import Engine, OfflineEngine
-from masis_core.nodes.human_review import InvalidResponse, validate
+from masis_core.nodes.human_review import validate
 from masis_core.owners import current_owner, owner_alive
 from masis_core.questions import check_question
 from masis_core.registry import connect, now_iso
 from masis_core.services import Workbench
+from masis_core.state import ResearchInput
 from masis_core.web import make_web_search
 
 log = logging.getLogger(__name__)
@@ -266,9 +268,11 @@ class Researcher:
         self.bench.delete_workspace(workspace_id)
         return len(runs)
 
-    def _config(self, run_id: str, engine: str) -> dict[str, Any]:
-        ctx = RunContext(self.bench, make_engine(self.bench, engine), self.web_search)
-        return {"configurable": {"thread_id": run_id, "ctx": ctx}, "recursion_limit": 100}
+    def _config(self, run_id: str) -> RunnableConfig:
+        return {"configurable": {"thread_id": run_id}, "recursion_limit": 100}
+
+    def _context(self, engine: str) -> RunContext:
+        return RunContext(self.bench, make_engine(self.bench, engine), self.web_search)
 
     def ask(
         self,
@@ -294,7 +298,7 @@ class Researcher:
         mode: str | None = None,
         trusted_only: bool | None = None,
         trusted_domains: list[str] | None = None,
-    ) -> tuple[RunRecord, dict[str, Any]]:
+    ) -> tuple[RunRecord, ResearchInput]:
         """Check the question, record the run as 'running' and owned by this process, and
         return it with the graph's input; ``mode`` (dense | bm25 | hybrid) overrides
         MASIS_RETRIEVAL_MODE. The record exists before any node runs, so its id can go into
@@ -309,7 +313,7 @@ class Researcher:
         run_id = uuid.uuid4().hex[:12]
         rec = RunRecord(run_id, ws.id, question, engine, "running", owner=current_owner())
         rec.heartbeat = now_iso()
-        state = {
+        state: ResearchInput = {
             "run_id": run_id,
             "question": question,
             "workspace_id": ws.id,
@@ -323,7 +327,7 @@ class Researcher:
             "retry_count": 0,
             "status": "running",
             "draft_answer": None,
-            "metrics": {"retry_reasons": []},
+            "metrics": {},
             "trace": [],
         }
         rec.input = state
@@ -343,28 +347,25 @@ class Researcher:
         self.store.sweep_orphans(run_id)
         rec = self.store.get(run_id)
         if rec is None:
-            raise RunError(f"There is no run '{run_id}'.")
+            raise InputError(f"There is no run '{run_id}'.")
         if rec.status == "needs_human":
             if response is None:
-                raise RunError("This run waits for a review response.")
-            try:
-                validate(rec.hitl or {}, response)
-            except InvalidResponse as exc:
-                raise RunError(str(exc)) from exc
+                raise InputError("This run waits for a review response.")
+            validate(rec.hitl or {}, response)
         elif rec.status == "running":
             raise RunBusy(
                 f"Run '{run_id}' is already running (owner {rec.owner}); wait for it to pause "
                 "or finish."
             )
         elif rec.status != "failed":
-            raise RunError(f"Run '{run_id}' is {rec.status}; only paused or failed runs resume.")
+            raise InputError(f"Run '{run_id}' is {rec.status}; only paused or failed runs resume.")
         expected = rec.status
         if not self.store.claim(run_id, current_owner()):
             raise RunBusy(
                 f"Run '{run_id}' was just taken by another tab or process; reload to follow it."
             )
         rec.status, rec.owner, rec.error = "running", current_owner(), None
-        snapshot = self.graph.get_state(self._config(run_id, rec.engine))
+        snapshot = self.graph.get_state(self._config(run_id))
         if not snapshot.values and not snapshot.next:
             return rec, rec.input  # stopped before its first checkpoint: start over
         if expected == "needs_human":
@@ -379,12 +380,15 @@ class Researcher:
         """Run the graph until it ends or pauses. Whatever stops it — an error, a stopped
         script, Ctrl-C — the record is written from the checkpoint before this returns or
         raises, so no run stays 'running' behind its owner's back."""
-        config = self._config(rec.run_id, rec.engine)
+        config = self._config(rec.run_id)
         rec.status, rec.error = "running", None
         self._beating(rec.run_id, True)
         try:
             for mode, chunk in self.graph.stream(
-                graph_input, config, stream_mode=["updates", "custom"]
+                graph_input,
+                config,
+                context=self._context(rec.engine),
+                stream_mode=["updates", "custom"],
             ):
                 if on_event is None:
                     continue
@@ -396,7 +400,7 @@ class Researcher:
                         continue
                     for entry in update.get("trace") or []:
                         on_event("node", entry)
-        except (MasisError, InvalidResponse) as exc:
+        except MasisError as exc:
             rec.status, rec.error = "failed", str(exc)
         except Exception as exc:
             log.exception("run %s failed", rec.run_id)
@@ -435,12 +439,16 @@ class Researcher:
             except sqlite3.Error:  # a busy database: the next beat will do
                 log.warning("could not refresh run heartbeats", exc_info=True)
 
-    def _record_state(self, rec: RunRecord, config: dict[str, Any]) -> None:
+    def _record_state(self, rec: RunRecord, config: RunnableConfig) -> None:
         snapshot = self.graph.get_state(config)
         values = snapshot.values or {}
         rec.question = values.get("question", rec.question)
         rec.trace = values.get("trace", [])
-        rec.metrics = values.get("metrics", {})
+        # The record keeps the documented shape: retry reasons inside the metrics.
+        rec.metrics = {
+            **values.get("metrics", {}),
+            "retry_reasons": values.get("retry_reasons", []),
+        }
         rec.citations = values.get("citations", []) if values.get("answer") else []
         rec.answer = values.get("answer")
         rec.confidence = (values.get("critique") or {}).get("confidence")

@@ -1,23 +1,27 @@
-"""The research graph's state. Reducers are explicit; every other key is last-write-wins."""
+"""The research graph's state: what a run is given, what its nodes write, and how writes merge.
+
+Reducers are explicit (``metrics`` merges dicts, ``trace`` and ``retry_reasons`` append);
+every other key is last-write-wins. The run driver builds a ``ResearchInput``; nodes return
+partial ``ResearchState`` updates; the evaluator produces ``Citation``s; every node appends
+``TraceEntry``s, which the UI and the inspector read by key.
+"""
 
 from __future__ import annotations
 
 import operator
 from typing import Annotated, Any, Literal, TypedDict
 
+from masis_core.retrieval.modes import Mode
+
 HitlKind = Literal["no_evidence", "conflict", "low_confidence"]
 RunStatus = Literal["running", "completed", "needs_human", "failed", "cancelled"]
+# What the supervisor (or a review) decided; the graph's routing functions read it.
+Decision = Literal["plan", "retry", "human_review", "finalize", "end"]
 
 
 def merge_metrics(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Nodes report metrics as partial dicts; lists under ``retry_reasons`` accumulate."""
-    merged = dict(left or {})
-    for key, value in (right or {}).items():
-        if key == "retry_reasons":
-            merged[key] = [*merged.get(key, []), *value]
-        else:
-            merged[key] = value
-    return merged
+    """Nodes report metrics as partial dicts; a key written later replaces the earlier value."""
+    return {**(left or {}), **(right or {})}
 
 
 class Evidence(TypedDict, total=False):
@@ -61,7 +65,54 @@ class HitlPayload(TypedDict, total=False):
     details: dict[str, Any]
 
 
-class ResearchState(TypedDict, total=False):
+class Citation(TypedDict, total=False):
+    """One source of the final answer, numbered as the answer's markers are."""
+
+    n: int
+    chunk_id: str | None
+    doc_id: str | None
+    filename: str | None
+    page: int | None
+    page_end: int | None
+    url: str | None
+    source: Literal["kb", "web"]
+    score: float | None
+    kept_by: Literal["dense", "keyword", "both"] | None
+    keyword_rank: int | None
+    coverage: float | None
+    text: str
+
+
+class RetryReason(TypedDict):
+    iteration: int
+    confidence: float
+    reason: str
+    citation_issue: bool
+    hallucination: bool
+
+
+class TraceEntry(TypedDict, total=False):
+    """What a node did, one entry per node run. Every entry has ``node``; the other keys
+    are the node's telemetry (the views show those they know and list the rest)."""
+
+    node: str
+    duration_ms: int
+    retry_count: int
+    error: str
+    reason: str
+    decision: str
+    kind: str
+    action: str
+    skipped: bool
+    chunks: int
+    filtered_out: int
+    threshold_used: float
+    confidence: float | None
+
+
+class ResearchInput(TypedDict, total=False):
+    """What starting a run gives the graph (``Researcher.start`` builds it)."""
+
     run_id: str
     question: str
     workspace_id: str
@@ -70,22 +121,32 @@ class ResearchState(TypedDict, total=False):
     web_enabled: bool
     web_trusted_only: bool | None
     trusted_domains: list[str] | None
-    retrieval_mode: Literal["dense", "bm25", "hybrid"] | None
+    retrieval_mode: Mode | None
     max_retries: int | None
     retry_count: int
+    status: RunStatus
+    draft_answer: str | None
+    metrics: Annotated[dict[str, Any], merge_metrics]
+    trace: Annotated[list[TraceEntry], operator.add]
+
+
+def all_evidence(state: ResearchState) -> list[Evidence]:
+    """Knowledge-base evidence first, then web: the synthesizer's [n] indexes this list, and
+    the critic and the evaluator read it the same way."""
+    return [*(state.get("evidence") or []), *(state.get("web_evidence") or [])]
+
+
+class ResearchState(ResearchInput, total=False):
     threshold_override: float | None
     excluded_docs: list[str]
     conflict_resolved: bool
     plan: Plan
     evidence: list[Evidence]
     web_evidence: list[Evidence]
-    draft_answer: str | None
     critique: Critique
-    citations: list[dict[str, Any]]
+    citations: list[Citation]
     answer: str | None
     confidence: float | None
     hitl: HitlPayload | None
-    status: RunStatus
-    decision: str
-    metrics: Annotated[dict[str, Any], merge_metrics]
-    trace: Annotated[list[dict[str, Any]], operator.add]
+    decision: Decision
+    retry_reasons: Annotated[list[RetryReason], operator.add]

@@ -10,7 +10,7 @@ import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.markup import untrusted
-from masis_core.retrieval.hybrid import MODES
+from masis_core.retrieval.modes import MODES
 from masis_core.runs import RunRecord
 from masis_core.ui.follow import follow_run, watch_record
 from masis_core.ui.resources import jobs, researcher, workbench

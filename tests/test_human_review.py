@@ -4,10 +4,11 @@ stays out of every later pass."""
 from __future__ import annotations
 
 import pytest
+from langgraph.runtime import Runtime
 
 from ingest.pipeline import Ingestor
 from masis_core.context import RunContext
-from masis_core.errors import RunError
+from masis_core.errors import InputError, ReviewError
 from masis_core.llm.engine import OfflineEngine
 from masis_core.nodes import human_review, web_searcher
 from masis_core.questions import MAX_QUESTION_CHARS
@@ -19,7 +20,7 @@ NO_EVIDENCE = {"kind": "no_evidence", "options": ["rephrase", "cancel"]}
 
 def test_a_rephrase_obeys_the_question_length_limit() -> None:
     too_long = "x" * (MAX_QUESTION_CHARS + 1)
-    with pytest.raises(human_review.InvalidResponse, match=r"20,001 characters long; the limit"):
+    with pytest.raises(ReviewError, match=r"20,001 characters long; the limit"):
         human_review.validate(NO_EVIDENCE, {"action": "rephrase", "text": too_long})
     at_limit = "x" * MAX_QUESTION_CHARS
     ok = human_review.validate(NO_EVIDENCE, {"action": "rephrase", "text": f"  {at_limit} "})
@@ -28,7 +29,7 @@ def test_a_rephrase_obeys_the_question_length_limit() -> None:
 
 @pytest.mark.parametrize("text", [None, "", "   \n"])
 def test_a_rephrase_needs_a_question(text) -> None:
-    with pytest.raises(human_review.InvalidResponse, match="question is empty"):
+    with pytest.raises(ReviewError, match="question is empty"):
         human_review.validate(NO_EVIDENCE, {"action": "rephrase", "text": text})
 
 
@@ -39,7 +40,7 @@ def test_a_too_long_rephrase_is_refused_and_the_run_stays_paused(bench) -> None:
     rec = research.ask(ws.id, "What was Apple's revenue in Q4 2024?")
     assert rec.status == "needs_human" and "rephrase" in rec.hitl["options"]
     huge = {"action": "rephrase", "text": "How often? " * 5_000}
-    with pytest.raises(RunError, match="the limit is 20,000"):
+    with pytest.raises(InputError, match="the limit is 20,000"):
         research.resume(rec.run_id, huge)
     assert research.store.get(rec.run_id).status == "needs_human"
 
@@ -51,7 +52,7 @@ def test_web_searcher_drops_excluded_sources_from_fresh_results(bench) -> None:
     def search(queries, trusted=None, domains=None):
         return {"results": results, "api_calls": len(queries)}
 
-    config = {"configurable": {"ctx": RunContext(bench, OfflineEngine(), search)}}
+    config = Runtime(context=RunContext(bench, OfflineEngine(), search))
     state = {"plan": {"web_queries": ["q"]}, "excluded_docs": [web_id(rejected)]}
     out = web_searcher.node(state, config)
     assert [e["url"] for e in out["web_evidence"]] == [kept]

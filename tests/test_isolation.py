@@ -9,7 +9,8 @@ import random
 import pytest
 
 from ingest.pipeline import Ingestor
-from masis_core.retrieval.hybrid import MODES, retrieve
+from masis_core.retrieval.hybrid import retrieve
+from masis_core.retrieval.modes import MODES
 from masis_core.runs import Researcher
 from masis_core.services import Workbench
 from tests.proc import run_module

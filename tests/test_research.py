@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from langgraph.runtime import Runtime
 
 from ingest.pipeline import Ingestor
 from masis_core.context import RunContext
@@ -55,8 +56,9 @@ def research(bench: Workbench) -> Researcher:
     return Researcher(bench)
 
 
-def ctx_config(bench: Workbench) -> dict:
-    return {"configurable": {"ctx": RunContext(bench, OfflineEngine())}}
+def ctx_config(bench: Workbench) -> Runtime[RunContext]:
+    """What the graph hands a node at run time, for calling one node on its own."""
+    return Runtime(context=RunContext(bench, OfflineEngine()))
 
 
 def test_cited_answer_with_right_pages(research: Researcher, workspace, bench) -> None:

@@ -2,8 +2,6 @@
 
 from masis_core.nodes import supervisor
 
-CFG: dict = {"configurable": {}}
-
 
 def state(**kw):
     base = {
@@ -18,13 +16,13 @@ def state(**kw):
 
 
 def test_first_run_guard_routes_to_planner_without_judging() -> None:
-    out = supervisor.node({"draft_answer": None, "critique": {"confidence": 0.0}}, CFG)
+    out = supervisor.node({"draft_answer": None, "critique": {"confidence": 0.0}})
     assert out["decision"] == "plan"
     assert "retry_count" not in out
 
 
 def test_good_answer_finalizes() -> None:
-    out = supervisor.node(state(), CFG)
+    out = supervisor.node(state())
     assert (out["decision"], out["status"]) == ("finalize", "completed")
 
 
@@ -36,10 +34,10 @@ def test_each_quality_signal_triggers_a_retry_with_its_reason() -> None:
         {"critique": {"confidence": 0.9, "recommend_retry": True}},
     ]
     for extra in signals:
-        out = supervisor.node(state(**extra), CFG)
+        out = supervisor.node(state(**extra))
         assert out["decision"] == "retry", extra
         assert out["retry_count"] == 1
-        (reason,) = out["metrics"]["retry_reasons"]
+        (reason,) = out["retry_reasons"]
         assert reason["reason"] == "quality_issue_detected"
         assert set(reason) == {
             "iteration",
@@ -48,18 +46,16 @@ def test_each_quality_signal_triggers_a_retry_with_its_reason() -> None:
             "citation_issue",
             "hallucination",
         }
-    cited = supervisor.node(state(metrics={"citation_violations": ["[9]"]}), CFG)
-    assert cited["metrics"]["retry_reasons"][0]["citation_issue"] is True
+    cited = supervisor.node(state(metrics={"citation_violations": ["[9]"]}))
+    assert cited["retry_reasons"][0]["citation_issue"] is True
 
 
 def test_conflicts_retry_first_then_ask_for_a_source() -> None:
     conflict = {"confidence": 0.9, "conflicts": [{"topic": "revenue", "sources": []}]}
-    first = supervisor.node(state(critique=conflict), CFG)
+    first = supervisor.node(state(critique=conflict))
     assert first["decision"] == "retry"
-    assert first["metrics"]["retry_reasons"][0]["reason"] == (
-        "conflicting_evidence_attempting_resolution"
-    )
-    last = supervisor.node(state(critique=conflict, retry_count=2), CFG)
+    assert first["retry_reasons"][0]["reason"] == ("conflicting_evidence_attempting_resolution")
+    last = supervisor.node(state(critique=conflict, retry_count=2))
     assert last["decision"] == "human_review"
     assert last["hitl"]["kind"] == "conflict"
     assert "choose_source" in last["hitl"]["options"]
@@ -67,7 +63,7 @@ def test_conflicts_retry_first_then_ask_for_a_source() -> None:
 
 
 def test_low_quality_after_retries_reports_the_confidence_reached() -> None:
-    out = supervisor.node(state(critique={"confidence": 0.42}, retry_count=2), CFG)
+    out = supervisor.node(state(critique={"confidence": 0.42}, retry_count=2))
     assert out["hitl"]["kind"] == "low_confidence"
     assert "After 2 refinement attempts, confidence remains 42%" in out["hitl"]["message"]
 
@@ -80,8 +76,8 @@ def test_max_retries_missing_or_none_means_two() -> None:
             del s["max_retries"]
         else:
             s["max_retries"] = None
-        assert supervisor.node(s, CFG)["decision"] == "retry"
+        assert supervisor.node(s)["decision"] == "retry"
         s["retry_count"] = 2
-        assert supervisor.node(s, CFG)["decision"] == "human_review"
+        assert supervisor.node(s)["decision"] == "human_review"
     zero = state(critique=low, max_retries=0)
-    assert supervisor.node(zero, CFG)["decision"] == "human_review"
+    assert supervisor.node(zero)["decision"] == "human_review"

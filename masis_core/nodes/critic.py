@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from masis_core.context import ctx_of, emit, timed
-from masis_core.nodes.synthesizer import all_evidence
-from masis_core.state import ResearchState
+from masis_core.context import RunContext, timed
+from masis_core.state import ResearchState, all_evidence
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = ctx_of(config)
-    emit({"node": "critic", "status": "reviewing the draft"})
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    runtime.stream_writer({"node": "critic", "status": "reviewing the draft"})
     with timed() as t:
         result = ctx.engine.critique(
             state["question"], state.get("draft_answer") or "", all_evidence(state)

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
 from masis_core.context import timed
-from masis_core.nodes.synthesizer import all_evidence
-from masis_core.state import Evidence, ResearchState
+from masis_core.state import Evidence, ResearchState, all_evidence
 from masis_core.text import claims, markers, names, numbers, strip_markers
 
 
@@ -78,7 +75,7 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
     }
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+def node(state: ResearchState) -> dict[str, Any]:
     with timed() as t:
         result = check(state.get("draft_answer") or "", all_evidence(state))
     unsupported = [f for f in result["flagged"] if f["issue"] != "no valid citation"]

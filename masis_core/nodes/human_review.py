@@ -7,29 +7,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from masis_core.errors import RunError
+from masis_core.errors import InputError, ReviewError
 from masis_core.questions import check_question
 from masis_core.retrieval.thresholds import threshold_for
+from masis_core.reviews import ACTIONS
 from masis_core.state import ResearchState
 
-ACTIONS = ("rephrase", "retry_lower_threshold", "choose_source", "accept", "cancel")
 THRESHOLD_STEP = 0.1
-
-
-class InvalidResponse(ValueError):
-    pass
 
 
 def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
     """The response checked against what the review offered (a rephrase's text stripped)."""
     if not isinstance(response, dict) or response.get("action") not in ACTIONS:
-        raise InvalidResponse(f"The response needs an action, one of: {', '.join(ACTIONS)}.")
+        raise ReviewError(f"The response needs an action, one of: {', '.join(ACTIONS)}.")
     action = response["action"]
     if action not in payload.get("options", []):
-        raise InvalidResponse(
+        raise ReviewError(
             f"'{action}' is not offered for a {payload.get('kind')} review; "
             f"choose one of: {', '.join(payload.get('options', []))}."
         )
@@ -38,10 +33,10 @@ def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
         # way around the length limit.
         try:
             response = {**response, "text": check_question(str(response.get("text") or ""))}
-        except RunError as exc:
-            raise InvalidResponse(str(exc)) from exc
+        except InputError as exc:
+            raise ReviewError(str(exc)) from exc
     if action == "choose_source" and not response.get("source"):
-        raise InvalidResponse("Choosing a source needs its doc_id in 'source'.")
+        raise ReviewError("Choosing a source needs its doc_id in 'source'.")
     return response
 
 
@@ -50,7 +45,7 @@ def _fresh_pass(**changes: Any) -> dict[str, Any]:
     return {"hitl": None, "draft_answer": None, "critique": {}, "decision": "plan", **changes}
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+def node(state: ResearchState) -> dict[str, Any]:
     payload = state.get("hitl") or {}
     response = validate(payload, interrupt(payload))
     action = response["action"]

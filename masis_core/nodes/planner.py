@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from masis_core.context import ctx_of, emit, timed
+from masis_core.context import RunContext, timed
 from masis_core.state import Plan, ResearchState
 
 MAX_QUESTION_CHARS = 500
@@ -22,12 +22,12 @@ def augmented_query(question: str, critique: dict[str, Any]) -> str:
     return f"{question} {' '.join(str(t) for t in focus)}"
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = ctx_of(config)
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
     question = state["question"][:MAX_QUESTION_CHARS]
     retry_count = int(state.get("retry_count") or 0)
     web_enabled = bool(state.get("web_enabled")) and ctx.web_search is not None
-    emit({"node": "planner", "status": "planning"})
+    runtime.stream_writer({"node": "planner", "status": "planning"})
     with timed() as t:
         expansion = ctx.engine.expand(question)
         alts = [

@@ -5,12 +5,14 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from masis_core.context import ctx_of, emit, timed
-from masis_core.retrieval.hybrid import Candidate, Mode, retrieve
+from masis_core.context import RunContext, timed
+from masis_core.retrieval.hybrid import Candidate, retrieve
+from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for
+from masis_core.reviews import review
 from masis_core.state import Evidence, ResearchState
 
 FIRST_PASS_LIMIT = 10
@@ -77,8 +79,8 @@ def to_evidence(c: Candidate, quality: float, why: str) -> Evidence:
     )
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = ctx_of(config)
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
     ws, model = state["workspace_id"], state["embed_model"]
     retry_count = int(state.get("retry_count") or 0)
     plan = state.get("plan") or {}
@@ -90,7 +92,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     threshold = threshold_for(model, retry_count, state.get("threshold_override"))
     excluded = list(state.get("excluded_docs") or [])
     mode: Mode = state.get("retrieval_mode") or ctx.bench.settings.retrieval_mode
-    emit({"node": "researcher", "status": f"searching {len(queries)} queries ({mode})"})
+    runtime.stream_writer(
+        {"node": "researcher", "status": f"searching {len(queries)} queries ({mode})"}
+    )
     with timed() as t:
         ranked = retrieve(ctx.bench, ws, model, queries, limit, mode=mode, exclude_docs=excluded)
         judged = [(c, kept_by(c, mode, threshold)) for c in ranked]
@@ -134,18 +138,14 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
     entry["warning"] = "no_qualifying_evidence"
     entry["results_before_filter"] = len(ranked)
     everything_filtered = len(ranked) > 0
-    hitl = {
-        "kind": "no_evidence",
-        "message": ALL_FILTERED_MESSAGE if everything_filtered else NOTHING_MATCHED_MESSAGE,
-        "options": (
-            ["rephrase", "retry_lower_threshold", "cancel"]
-            if everything_filtered
-            else ["rephrase", "cancel"]
-        ),
-        "details": {
+    hitl = review(
+        "no_evidence",
+        ALL_FILTERED_MESSAGE if everything_filtered else NOTHING_MATCHED_MESSAGE,
+        {
             "filtered_out": filtered_out,
             "threshold_used": threshold,
             "best_score": round(max(c.dense for c in ranked), 4) if ranked else None,
         },
-    }
+        without=() if everything_filtered else ("retry_lower_threshold",),
+    )
     return {"evidence": [], "hitl": hitl, "metrics": metrics, "trace": [entry]}

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
-from masis_core.state import ResearchState
+from masis_core.reviews import review
+from masis_core.state import ResearchState, RetryReason
 
 LOW_CONFIDENCE = 0.65
 DEFAULT_MAX_RETRIES = 2
@@ -29,7 +28,7 @@ def quality_message(retries: int, confidence: float) -> str:
     )
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+def node(state: ResearchState) -> dict[str, Any]:
     if state.get("draft_answer") is None:  # first-run guard: nothing to judge yet
         return {"decision": "plan", "trace": [{"node": "supervisor", "decision": "first_run"}]}
     critique = state.get("critique") or {}
@@ -55,7 +54,7 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
             if has_conflicts and not quality_issue
             else "quality_issue_detected"
         )
-        entry = {
+        entry: RetryReason = {
             "iteration": retry_count + 1,
             "confidence": round(confidence, 3),
             "reason": reason,
@@ -65,35 +64,31 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
         return {
             "retry_count": retry_count + 1,
             "decision": "retry",
-            "metrics": {"retry_reasons": [entry]},
+            "retry_reasons": [entry],
             "trace": [
                 {**base, "decision": "retry", "retry_count": retry_count + 1, "reason": reason}
             ],
         }
     if has_conflicts:
-        hitl = {
-            "kind": "conflict",
-            "message": CONFLICT_MESSAGE,
-            "options": ["choose_source", "accept", "rephrase", "cancel"],
-            "details": {"conflicts": conflicts, "confidence": confidence},
-        }
+        hitl = review(
+            "conflict", CONFLICT_MESSAGE, {"conflicts": conflicts, "confidence": confidence}
+        )
         return {
             "hitl": hitl,
             "decision": "human_review",
             "trace": [{**base, "decision": "HITL_triggered", "kind": "conflict"}],
         }
     if quality_issue:
-        hitl = {
-            "kind": "low_confidence",
-            "message": quality_message(max_retries, confidence),
-            "options": ["rephrase", "accept", "cancel"],
-            "details": {
+        hitl = review(
+            "low_confidence",
+            quality_message(max_retries, confidence),
+            {
                 "confidence": confidence,
                 "logical_gaps": critique.get("logical_gaps", []),
                 "unsupported_claims": critique.get("unsupported_claims", []),
                 "citation_violations": metrics.get("citation_violations", []),
             },
-        }
+        )
         return {
             "hitl": hitl,
             "decision": "human_review",

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from masis_core.context import ctx_of, emit, timed
+from masis_core.context import RunContext, timed
 from masis_core.llm.offline import render_answer
-from masis_core.state import Evidence, ResearchState
-
-
-def all_evidence(state: ResearchState) -> list[Evidence]:
-    """Knowledge-base evidence first, then web; the synthesizer's [n] indexes this list."""
-    return [*(state.get("evidence") or []), *(state.get("web_evidence") or [])]
-
+from masis_core.reviews import review
+from masis_core.state import ResearchState, all_evidence
 
 NO_EVIDENCE_ANYWHERE = (
     "Neither your documents nor the web returned anything usable for this question. "
@@ -22,22 +17,24 @@ NO_EVIDENCE_ANYWHERE = (
 )
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     evidence = all_evidence(state)
     hitl = state.get("hitl") or {}
     if not evidence:
         skipped = {"node": "synthesizer", "skipped": True, "reason": "no evidence"}
         if hitl.get("kind") == "no_evidence":  # the researcher already said why
             return {"trace": [skipped]}
-        review = {
-            "kind": "no_evidence",
-            "message": NO_EVIDENCE_ANYWHERE,
-            "options": ["rephrase", "cancel"],
-            "details": {"web_errors": [], "filtered_out": 0},
-        }
-        return {"hitl": review, "trace": [skipped]}
-    ctx = ctx_of(config)
-    emit({"node": "synthesizer", "status": f"writing from {len(evidence)} passages"})
+        payload = review(
+            "no_evidence",
+            NO_EVIDENCE_ANYWHERE,
+            {"web_errors": [], "filtered_out": 0},
+            without=("retry_lower_threshold",),
+        )
+        return {"hitl": payload, "trace": [skipped]}
+    ctx = runtime.context
+    runtime.stream_writer(
+        {"node": "synthesizer", "status": f"writing from {len(evidence)} passages"}
+    )
     with timed() as t:
         result = ctx.engine.synthesize(
             state["question"], evidence, (state.get("plan") or {}).get("strategy", "")

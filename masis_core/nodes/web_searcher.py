@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from masis_core.context import ctx_of, emit, timed
+from masis_core.context import RunContext, timed
 from masis_core.state import ResearchState
 
 
-def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = ctx_of(config)
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
     queries = (state.get("plan") or {}).get("web_queries") or []
     if not queries or ctx.web_search is None:
         return {
@@ -26,7 +26,9 @@ def node(state: ResearchState, config: RunnableConfig) -> dict[str, Any]:
                 }
             ],
         }
-    emit({"node": "web_searcher", "status": f"searching the web ({len(queries)} queries)"})
+    runtime.stream_writer(
+        {"node": "web_searcher", "status": f"searching the web ({len(queries)} queries)"}
+    )
     with timed() as t:
         outcome = ctx.web_search(
             queries, state.get("web_trusted_only"), state.get("trusted_domains")

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from masis_core.config import Settings
-from masis_core.errors import MasisError
+from masis_core.errors import InputError
 from masis_core.llm.engine import OfflineEngine
-from masis_core.retrieval.hybrid import MODES, Mode, retrieve
+from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
+from masis_core.retrieval.modes import MODES, Mode
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench
 
@@ -198,12 +199,12 @@ def load_page_questions(path: Path) -> list[dict[str, Any]]:
     try:
         rows = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise MasisError(f"cannot read the question file {path}: {exc}") from exc
+        raise InputError(f"cannot read the question file {path}: {exc}") from exc
     if not isinstance(rows, list):
-        raise MasisError(f"{path} must hold a JSON list of question objects")
+        raise InputError(f"{path} must hold a JSON list of question objects")
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not {"doc", "question", "gold_page"} <= set(row):
-            raise MasisError(f"{path}, item {n}: needs 'doc', 'question' and 'gold_page'")
+            raise InputError(f"{path}, item {n}: needs 'doc', 'question' and 'gold_page'")
     return rows
 
 
@@ -312,7 +313,7 @@ def calibrate(
             dense[relevant].append(c.dense)
             coverage[relevant].append(c.coverage)
     if not dense[True]:
-        raise MasisError(
+        raise InputError(
             "no relevant passage was retrieved for any question: check the 'doc' names and "
             "'gold_page' numbers against the workspace's documents"
         )

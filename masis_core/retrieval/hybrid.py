@@ -17,12 +17,11 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.retrieval.bm25 import KeywordScores
+from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.softmatch import soft_match, word_matrices
 from masis_core.services import Workbench
 
-Mode = Literal["dense", "bm25", "hybrid"]
 Fusion = Literal["minmax", "rrf"]
-MODES: tuple[Mode, ...] = ("dense", "bm25", "hybrid")
 
 # Measured on fitzgov-dev with WordLlama (bench/retrieval_quality.py, README): a convex
 # combination of per-variant min-max normalised scores beats RRF there, because RRF throws away
