@@ -273,7 +273,7 @@ def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(
     assert done.status == "completed", done.hitl
     resumed = [t for t in done.trace if t["node"] == "web_searcher"][-1]
     assert resumed["cache_hits"] == 1 and resumed["excluded"] == 1  # the cache still has it
-    state = research.graph.get_state(research._config(done.run_id, done.engine)).values
+    state = research.graph.get_state(research._config(done.run_id)).values
     evidence = [*state["evidence"], *state["web_evidence"]]
     assert evidence and all(e["doc_id"] == report.doc_id for e in evidence)
     assert {c["doc_id"] for c in done.citations} == {report.doc_id}

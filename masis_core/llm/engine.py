@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from masis_core.llm import offline
+from masis_core.questions import (
+    MAX_ALTERNATIVE_CHARS,
+    MAX_ALTERNATIVES,
+    MAX_QUERY_CHARS,
+    MAX_WEB_QUERY_CHARS,
+)
 from masis_core.state import Critique, Evidence
 
 
@@ -17,15 +23,14 @@ class StepResult:
     value: Any
     error: str | None = None
     calls: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Engine(Protocol):
     name: str
 
-    def expand(self, question: str) -> StepResult: ...
-
-    def allocate(self, question: str, alternatives: list[str], web_enabled: bool) -> StepResult: ...
+    def plan(self, question: str, web_enabled: bool) -> StepResult:
+        """``value``: {alternatives, rag_queries, web_queries, strategy}."""
+        ...
 
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult: ...
 
@@ -47,10 +52,20 @@ def needs_recent_information(question: str) -> bool:
     return bool(words & RECENCY_WORDS) or this_year in words or "this year" in question.lower()
 
 
+def clean_alternatives(question: str, alternatives: list[str]) -> list[str]:
+    """At most two phrasings, each bounded, none a copy of the question."""
+    out = [
+        str(a)[:MAX_ALTERNATIVE_CHARS]
+        for a in alternatives
+        if str(a).strip() and str(a).strip().lower() != question.lower()
+    ]
+    return list(dict.fromkeys(out))[:MAX_ALTERNATIVES]
+
+
 def default_allocation(question: str, alternatives: list[str], web_enabled: bool) -> dict:
     """Seed 001's allocation without a model: documents always; the web for the question
     itself, and for every phrasing when the question is about recent events."""
-    queries = [question[:500], *alternatives]
+    queries = [question[:MAX_QUERY_CHARS], *alternatives]
     if not web_enabled:
         return {
             "rag_queries": queries,
@@ -60,14 +75,14 @@ def default_allocation(question: str, alternatives: list[str], web_enabled: bool
     if needs_recent_information(question):
         return {
             "rag_queries": queries,
-            "web_queries": [q[:400] for q in queries],
+            "web_queries": [q[:MAX_WEB_QUERY_CHARS] for q in queries],
             "strategy": "The question asks about recent events, which documents may predate: "
             "every phrasing also goes to the web. Document evidence stays authoritative for "
             "what the documents cover.",
         }
     return {
         "rag_queries": queries,
-        "web_queries": [question[:400]],
+        "web_queries": [question[:MAX_WEB_QUERY_CHARS]],
         "strategy": "Your documents are searched with every phrasing; the web is asked the "
         "question itself to fill gaps. Document evidence is authoritative where both speak.",
     }
@@ -78,11 +93,9 @@ class OfflineEngine:
 
     name = "offline"
 
-    def expand(self, question: str) -> StepResult:
-        return StepResult(offline.alternatives(question))
-
-    def allocate(self, question: str, alternatives: list[str], web_enabled: bool) -> StepResult:
-        return StepResult(default_allocation(question, alternatives, web_enabled))
+    def plan(self, question: str, web_enabled: bool) -> StepResult:
+        alts = clean_alternatives(question, offline.alternatives(question))
+        return StepResult({"alternatives": alts, **default_allocation(question, alts, web_enabled)})
 
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult:
         return StepResult(offline.extract_answer(question, evidence))

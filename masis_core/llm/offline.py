@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from masis_core.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
 from masis_core.text import content_stems, defang, numbers, sentences, strip_markers
@@ -96,15 +97,15 @@ class Sentence:
 
 def alternatives(question: str) -> list[str]:
     """Rule-based expansion: the question's content words, then the same without question form."""
-    q = question[:500]
+    q = question[:MAX_QUERY_CHARS]
     terms = sorted(keywords(q), key=q.lower().find)
     alts = []
     if terms:
-        alts.append(" ".join(terms)[:300])
+        alts.append(" ".join(terms)[:MAX_ALTERNATIVE_CHARS])
     statement = q.rstrip("?").strip()
     first, _, rest = statement.partition(" ")
     if first.lower() in {"what", "which", "who", "when", "where", "why", "how"} and rest:
-        alts.append(rest[:300])
+        alts.append(rest[:MAX_ALTERNATIVE_CHARS])
     return [a for a in dict.fromkeys(alts) if a and a.lower() != q.lower()][:2]
 
 

@@ -17,8 +17,14 @@ from masis_core import prompts
 from masis_core.config import Settings
 from masis_core.errors import MalformedOutput
 from masis_core.llm import offline
-from masis_core.llm.engine import OfflineEngine, StepResult, default_allocation
+from masis_core.llm.engine import (
+    OfflineEngine,
+    StepResult,
+    clean_alternatives,
+    default_allocation,
+)
 from masis_core.llm.ollama import call_ollama, chat_model
+from masis_core.questions import MAX_QUERY_CHARS, MAX_WEB_QUERY_CHARS
 from masis_core.state import Critique, Evidence
 from masis_core.text import defang
 
@@ -70,7 +76,6 @@ class OllamaEngine:
         self.settings = settings
         self.model = chat_model(settings)
         self._fallback = OfflineEngine()
-        self._plan_cache: dict[bool, StrategicPlan] = {}
 
     def _structured(self, schema: type[BaseModel], messages: list) -> tuple[BaseModel, int]:
         """One call, one repair attempt on malformed output; MalformedOutput after that."""
@@ -104,44 +109,30 @@ class OllamaEngine:
         )
 
     # -- planner ------------------------------------------------------------------------
-    def _plan(self, question: str, web_enabled: bool) -> tuple[StrategicPlan, int]:
+    def plan(self, question: str, web_enabled: bool) -> StepResult:
+        """One model call: alternative phrasings and where each query goes. A malformed plan
+        falls back to the default allocation of the question alone."""
+        question = question[:MAX_QUERY_CHARS]
         messages = [
             SystemMessage(prompts.PLANNER_SYSTEM.format(web_state="ON" if web_enabled else "OFF")),
-            HumanMessage(prompts.PLANNER_USER.format(question=question[:500])),
+            HumanMessage(prompts.PLANNER_USER.format(question=question)),
         ]
-        plan, calls = self._structured(StrategicPlan, messages)
-        self._plan_cache[web_enabled] = plan  # type: ignore[assignment]
-        return plan, calls  # type: ignore[return-value]
-
-    def expand(self, question: str) -> StepResult:
         try:
-            plan, calls = self._plan(question, web_enabled=False)
+            plan, calls = self._structured(StrategicPlan, messages)
         except MalformedOutput as exc:
+            value = {"alternatives": [], **default_allocation(question, [], web_enabled)}
             return StepResult(
-                [], error=f"query expansion failed, using the question: {exc}", calls=2
+                value, error=f"query expansion failed, using the question: {exc}", calls=2
             )
-        return StepResult([a[:300] for a in plan.alternatives][:2], calls=calls)
-
-    def allocate(self, question: str, alternatives: list[str], web_enabled: bool) -> StepResult:
-        base = default_allocation(question, alternatives, web_enabled)
-        if not web_enabled:
-            # The expansion call already planned for the knowledge base alone: reuse it.
-            cached = self._plan_cache.get(False)
-            if cached is not None:
-                extra = [q[:500] for q in cached.rag_queries if q.strip()][:3]
-                base["rag_queries"] = list(dict.fromkeys([*base["rag_queries"], *extra]))
-                base["strategy"] = cached.strategy or base["strategy"]
-            return StepResult(base)
-        try:
-            plan, calls = self._plan(question, web_enabled=True)
-        except MalformedOutput as exc:
-            return StepResult(base, error=f"allocation failed, using defaults: {exc}", calls=2)
-        value = {
-            "rag_queries": [question, *plan.rag_queries, *alternatives],
-            "web_queries": plan.web_queries[:5],
-            "strategy": plan.strategy or base["strategy"],
-        }
-        return StepResult(value, calls=calls)
+        assert isinstance(plan, StrategicPlan)
+        alts = clean_alternatives(question, plan.alternatives)
+        value = default_allocation(question, alts, web_enabled)
+        extra = [q[:MAX_QUERY_CHARS] for q in plan.rag_queries if q.strip()][:3]
+        value["rag_queries"] = list(dict.fromkeys([*value["rag_queries"], *extra]))
+        if web_enabled:
+            value["web_queries"] = [q[:MAX_WEB_QUERY_CHARS] for q in plan.web_queries[:5]]
+        value["strategy"] = plan.strategy or value["strategy"]
+        return StepResult({"alternatives": alts, **value}, calls=calls)
 
     # -- synthesizer --------------------------------------------------------------------
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult:

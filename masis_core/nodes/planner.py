@@ -7,11 +7,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from masis_core.context import RunContext, timed
+from masis_core.questions import MAX_QUERY_CHARS
 from masis_core.state import Plan, ResearchState
-
-MAX_QUESTION_CHARS = 500
-MAX_ALTERNATIVE_CHARS = 300
-MAX_ALTERNATIVES = 2
 
 
 def augmented_query(question: str, critique: dict[str, Any]) -> str:
@@ -24,19 +21,14 @@ def augmented_query(question: str, critique: dict[str, Any]) -> str:
 
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
-    question = state["question"][:MAX_QUESTION_CHARS]
+    question = state["question"][:MAX_QUERY_CHARS]
     retry_count = int(state.get("retry_count") or 0)
     web_enabled = bool(state.get("web_enabled")) and ctx.web_search is not None
     runtime.stream_writer({"node": "planner", "status": "planning"})
     with timed() as t:
-        expansion = ctx.engine.expand(question)
-        alts = [
-            str(a)[:MAX_ALTERNATIVE_CHARS]
-            for a in (expansion.value or [])
-            if str(a).strip() and str(a).strip().lower() != question.lower()
-        ][:MAX_ALTERNATIVES]
-        allocation = ctx.engine.allocate(question, alts, web_enabled)
-        plan_value = dict(allocation.value)
+        planned = ctx.engine.plan(question, web_enabled)
+        plan_value = dict(planned.value)
+        alts = list(plan_value.get("alternatives") or [])
     kb_empty = not ctx.bench.documents(state["workspace_id"]) if "workspace_id" in state else False
     if web_enabled and kb_empty:
         # Nothing to search locally: everything goes to the web (seed 001, "web-only").
@@ -45,17 +37,15 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             "web_queries": [question, *alts],
             "strategy": "The workspace has no documents yet: every query goes to the web.",
         }
-    rag = [q[:MAX_QUESTION_CHARS] for q in plan_value.get("rag_queries", [question])]
+    rag = [q[:MAX_QUERY_CHARS] for q in plan_value.get("rag_queries", [question])]
     augmented = False
     if retry_count > 0 and rag:
         focused = augmented_query(question, state.get("critique") or {})
         if focused != question:
             rag = [focused, *[q for q in rag if q != question]]
             augmented = True
-    web = (
-        [q[:MAX_QUESTION_CHARS] for q in plan_value.get("web_queries") or []] if web_enabled else []
-    )
-    errors = [e for e in (expansion.error, allocation.error) if e]
+    web = [q[:MAX_QUERY_CHARS] for q in plan_value.get("web_queries") or []] if web_enabled else []
+    errors = [planned.error] if planned.error else []
     plan: Plan = {
         "rag_queries": list(dict.fromkeys(rag)),
         "web_queries": list(dict.fromkeys(web)),

@@ -91,7 +91,7 @@ def query_variants(question: str, use_variants: bool) -> list[str]:
     """The researcher's queries for a question: itself plus the planner's rephrasings."""
     if not use_variants:
         return [question]
-    return [question, *(OfflineEngine().expand(question).value or [])]
+    return [question, *OfflineEngine().plan(question, web_enabled=False).value["alternatives"]]
 
 
 def evaluate_retrieval(
