@@ -1,6 +1,6 @@
 """MASIS Workbench entry point: ``streamlit run app.py``.
 
-The router only; each page draws the shared sidebar itself (``masis_core.ui.sidebar``), which
+The router only; each page draws the shared sidebar itself (``ui.sidebar``), which
 keeps pages testable one by one with ``AppTest``.
 """
 
@@ -10,7 +10,7 @@ import logging
 
 import streamlit as st
 
-from masis_core.ui.sidebar import routed
+from ui.sidebar import routed
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 

@@ -23,7 +23,7 @@ import numpy as np
 from bench.retrieval_quality import DEFAULT_DATASET
 from masis_core.config import Settings
 from masis_core.retrieval.evaluate import index_corpus, load_beir
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 
 
@@ -44,7 +44,7 @@ def main() -> None:
         bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("bench", "wordllama")
         index_corpus(bench, ws.id, "wordllama", corpus)
-        research = Researcher(bench)
+        research = RunService(bench)
         research.ask(ws.id, "warm-up question about cells")  # model and index loads
         per_node: dict[str, list[float]] = defaultdict(list)
         walls, inside = [], []

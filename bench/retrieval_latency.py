@@ -96,7 +96,7 @@ def main() -> None:
             )
 
         def ours(q: str, variants: bool) -> None:
-            retrieve(bench, ws.id, "wordllama", query_variants(q, variants), 10, "hybrid")
+            retrieve(bench.index(ws.id, "wordllama"), query_variants(q, variants), 10, "hybrid")
 
         for q in questions[:5]:  # warm caches and the keyword index once
             raw(q)

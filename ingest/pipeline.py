@@ -184,6 +184,10 @@ class Ingestor:
             log.warning("swept %d half-ingested documents left by an earlier crash", swept)
         return swept
 
+    @staticmethod
+    def display_names(sources: Sequence[Source]) -> list[str]:
+        return [display_name(s.name) for s in sources]
+
     def ingest_bytes(
         self, ws: Workspace, data: bytes, filename: str, progress: Progress = _noop
     ) -> FileReport:

@@ -15,7 +15,7 @@ from typing import Any
 from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
 from masis_core.retrieval.modes import MODES
-from masis_core.runs import Researcher, RunRecord
+from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 
 
@@ -85,7 +85,7 @@ def finish(rec: RunRecord, as_json: bool) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     bench = Workbench()
-    researcher = Researcher(bench)
+    researcher = RunService(bench)
     web_ready, web_reason = bench.web_status()
     if args.web and not web_ready:
         print(f"note: web search is off. {web_reason}", file=sys.stderr)
@@ -106,7 +106,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         response = json.loads(args.response) if args.response else None
     except json.JSONDecodeError as exc:
         raise InputError(f"--response is not valid JSON: {exc}") from exc
-    researcher = Researcher(Workbench())
+    researcher = RunService(Workbench())
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     return finish(researcher.resume(args.run_id, response, on_event=on_event), args.json)
 

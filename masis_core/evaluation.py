@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
-from masis_core.runs import Researcher, RunRecord
+from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 
 MODES = ("answer", "abstain", "dispute")
@@ -54,7 +54,7 @@ def run_governance(
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
         bench = Workbench(Settings(data_dir=Path(tmp), provider=engine, embed_model="wordllama"))
         ingestor = Ingestor(bench)
-        researcher = Researcher(bench)
+        researcher = RunService(bench)
         for n, case in enumerate(cases, start=1):
             ws = bench.create_workspace(f"case-{n}", "wordllama")
             for i, text in enumerate(case["contexts"], start=1):

@@ -10,7 +10,7 @@ holds up a question), and records its outcome in ``try/finally`` whatever ends i
 Jobs live in the memory of the process that runs them: a page that comes back finds its job by
 id (a run id, or the batch id kept in the session). What must survive the process — run
 records, checkpoints, ingested documents — is in SQLite and Chroma as before; a run whose
-process died is swept to 'failed' (resumable) by the next ``Researcher``.
+process died is swept to 'failed' (resumable) by the next ``RunService``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from ingest.pipeline import FileReport, Ingestor, Source, display_name
 from masis_core.registry import Workspace
-from masis_core.runs import Researcher, RunRecord
+from masis_core.runs import RunRecord, RunService
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +35,24 @@ JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 KEEP_FINISHED = 200
 
 
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class BatchIngestor(Protocol):
+    """What a batch job needs of the ingest pipeline (``ingest.pipeline.Ingestor``); the
+    pipeline sits above this package, so the job manager is handed one."""
+
+    def display_names(self, sources: Sequence[Any]) -> list[str]: ...
+
+    def ingest_each(
+        self,
+        ws: Workspace,
+        sources: Sequence[Any],
+        on_start: Callable[[int, Any], Progress | None],
+        cancelled: Callable[[], bool],
+    ) -> Iterator[Any]: ...
+
+
 @dataclass
 class FileProgress:
     """One file of a batch as the page shows it."""
@@ -44,7 +61,7 @@ class FileProgress:
     stage: str = "queued"  # queued, parsing, embedding, storing, publishing, then the outcome
     done: int = 0
     total: int = 0
-    report: FileReport | None = None
+    report: Any = None  # the file's report (``ingest.pipeline.FileReport``) once done
 
     @property
     def finished(self) -> bool:
@@ -88,7 +105,7 @@ class Job:
         return self._done.wait(timeout)
 
     def on_event(self, kind: str, payload: dict[str, Any]) -> None:
-        """``Researcher.drive``'s event hook: node entries are kept, progress overwritten."""
+        """``RunService.drive``'s event hook: node entries are kept, progress overwritten."""
         with self._lock:
             if kind == "node":
                 self.nodes.append(payload)
@@ -114,7 +131,7 @@ def held(data: bytes) -> Callable[[], bytes]:
 class JobManager:
     """The server process's workers. One per process (the UI caches it)."""
 
-    def __init__(self, research: Researcher, ingestor: Ingestor, run_workers: int = 2) -> None:
+    def __init__(self, research: RunService, ingestor: BatchIngestor, run_workers: int = 2) -> None:
         self.research = research
         self.ingestor = ingestor
         self._runs = ThreadPoolExecutor(run_workers, thread_name_prefix="masis-run")
@@ -161,15 +178,15 @@ class JobManager:
         return job
 
     # -- ingest batches -----------------------------------------------------------------
-    def ingest(self, ws: Workspace, sources: Sequence[Source]) -> Job:
+    def ingest(self, ws: Workspace, sources: Sequence[Any]) -> Job:
         """Ingest files in order in the batch worker; each file's stage and report show on
         the job as they happen, files not yet started stay 'queued'."""
-        names = [display_name(s.name) for s in sources]
+        names = self.ingestor.display_names(sources)
         title = names[0] if len(names) == 1 else f"{len(names)} files"
         job = Job(uuid.uuid4().hex[:12], "ingest", ws.id, title)
         job.files = [FileProgress(n) for n in names]
 
-        def on_start(i: int, _source: Source) -> Callable[[str, int, int], None]:
+        def on_start(i: int, _source: Any) -> Progress:
             entry = job.files[i]
             entry.stage = "parsing"
 

@@ -244,7 +244,7 @@ def make_engine(bench: Workbench, name: str) -> Engine:
     return OfflineEngine()
 
 
-class Researcher:
+class RunService:
     """One per process (the UI caches it): the compiled graph plus the run store."""
 
     def __init__(self, bench: Workbench, web_search: Any = None) -> None:

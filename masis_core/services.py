@@ -12,8 +12,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-import numpy as np
-
 from masis_core.config import Settings, get_settings
 from masis_core.errors import EmbedderMismatch
 from masis_core.llm.embeddings import (
@@ -24,10 +22,11 @@ from masis_core.llm.embeddings import (
     resolve_embedder_name,
 )
 from masis_core.llm.ollama import OllamaStatus, probe
+from masis_core.llm.providers import ProviderStatus, resolve_provider
 from masis_core.owners import HOST, owner_alive
-from masis_core.providers import ProviderStatus, resolve_provider
 from masis_core.registry import Document, Registry, Workspace
 from masis_core.retrieval.bm25 import Bm25Store
+from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import WordVectors
 from masis_core.retrieval.store import VectorStore
 
@@ -77,9 +76,6 @@ class Workbench:
             )
         return True, "Web search through Tavily is available."
 
-    def _embed_words(self, words: list[str]) -> np.ndarray:
-        return self.embedder(WORDLLAMA).embed_documents(words)
-
     def embedder(self, name: str) -> Embedder:
         name = canonical_name(name)
         with self._lock:
@@ -128,6 +124,17 @@ class Workbench:
         if self.bm25.needs_check(ws_id):
             self.bm25.reconcile(self.registry.require_workspace(ws_id), self.store, self.registry)
         return self.bm25
+
+    def index(self, ws_id: str, embed_model: str) -> WorkspaceIndex:
+        """What retrieval reads for a workspace, its keyword side checked first."""
+        return WorkspaceIndex(
+            ws_id,
+            embed_model,
+            self.store,
+            self.keyword_index(ws_id),
+            self.embedder(embed_model),
+            self.word_vectors,
+        )
 
     def delete_workspace(self, ws_id: str) -> None:
         ws = self.registry.require_workspace(ws_id)

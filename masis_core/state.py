@@ -111,7 +111,7 @@ class TraceEntry(TypedDict, total=False):
 
 
 class ResearchInput(TypedDict, total=False):
-    """What starting a run gives the graph (``Researcher.start`` builds it)."""
+    """What starting a run gives the graph (``RunService.start`` builds it)."""
 
     run_id: str
     question: str

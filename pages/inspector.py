@@ -12,8 +12,8 @@ from masis_core.inspection import (
     workspace_scores,
 )
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.ui import charts
-from masis_core.ui.sidebar import workspace_runs_or_stop
+from ui import charts
+from ui.sidebar import workspace_runs_or_stop
 
 ws, runs = workspace_runs_or_stop("📊 Retrieval inspector")
 

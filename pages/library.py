@@ -8,9 +8,9 @@ from ingest.pipeline import Source
 from masis_core.inspection import batch_table
 from masis_core.jobs import held
 from masis_core.markup import untrusted
-from masis_core.ui.follow import batch_boxes, follow_batch
-from masis_core.ui.resources import jobs, workbench
-from masis_core.ui.sidebar import workspace_or_stop
+from ui.follow import batch_boxes, follow_batch
+from ui.resources import jobs, workbench
+from ui.sidebar import workspace_or_stop
 
 # The batch this browser session started last; the job itself lives in the server process.
 BATCH = "ingest_job"

@@ -12,23 +12,23 @@ from masis_core.errors import MasisError
 from masis_core.markup import untrusted
 from masis_core.retrieval.modes import MODES
 from masis_core.runs import RunRecord
-from masis_core.ui.follow import follow_run, watch_record
-from masis_core.ui.resources import jobs, researcher, workbench
-from masis_core.ui.sidebar import workspace_or_stop
-from masis_core.ui.views import (
+from masis_core.web import parse_domains
+from ui.follow import follow_run, watch_record
+from ui.resources import jobs, run_service, workbench
+from ui.sidebar import workspace_or_stop
+from ui.views import (
     question_heading,
     render_answer,
     render_trace,
     review_form,
     status_line,
 )
-from masis_core.web import parse_domains
 
 # The run this browser session looked at last: the page comes back to it from the navigation.
 LAST_RUN = "research_run"
 
 ws = workspace_or_stop("🔎 Research")
-bench, research, workers = workbench(), researcher(), jobs()
+bench, research, workers = workbench(), run_service(), jobs()
 web_ready, web_reason = bench.web_status()
 
 with st.form("ask"):

@@ -6,8 +6,8 @@ import streamlit as st
 
 from masis_core.inspection import run_table
 from masis_core.reports import report_filename, run_markdown
-from masis_core.ui.sidebar import workspace_runs_or_stop
-from masis_core.ui.views import question_heading, render_answer, render_trace, status_line
+from ui.sidebar import workspace_runs_or_stop
+from ui.views import question_heading, render_answer, render_trace, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
 

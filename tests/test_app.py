@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.test_research import BOILER, PUMP, REVENUE_A, REVENUE_B
@@ -59,7 +59,7 @@ def by_key_prefix(elements, prefix: str):
 def settle(at: AppTest) -> AppTest:
     """Wait for the jobs the page started (runs and batches are server jobs now), then
     draw the page again, as the page's own follow-up does once a job ends."""
-    from masis_core.ui.resources import jobs
+    from ui.resources import jobs
 
     assert jobs().wait_idle(timeout=120)
     at.run()
@@ -165,7 +165,7 @@ def test_web_toggle_is_disabled_without_a_key(app: AppTest, plant) -> None:
 def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
     at = ask(app.run(), OFF_TOPIC)
     run_id = at.query_params["run"]
-    assert Researcher(bench).store.get(run_id).status == "needs_human"
+    assert RunService(bench).store.get(run_id).status == "needs_human"
     assert any("No qualifying evidence" in m.value for m in at.markdown)
     action = by_key_prefix(at.radio, "review-action")
     assert action.options == [
@@ -177,7 +177,7 @@ def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
     by_key_prefix(at.text_input, "review-text").input("When does the pump relief valve open?")
     by_key_prefix(at.button, "review-submit").click().run()
     settle(at)
-    rec = Researcher(bench).store.get(run_id)
+    rec = RunService(bench).store.get(run_id)
     assert rec.status == "completed"
     assert at.query_params["run"] == run_id  # the same run, continued
     panels = labels(at)
@@ -188,7 +188,7 @@ def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
 
 
 def test_paused_run_survives_a_restart_and_is_resumable(bench, plant) -> None:
-    paused = Researcher(bench).ask(plant.id, OFF_TOPIC)
+    paused = RunService(bench).ask(plant.id, OFF_TOPIC)
     assert paused.status == "needs_human"
     at = fresh_app().run().switch_page("pages/research.py").run()  # a new server process
     at.button(key=f"open-{paused.run_id}").click().run()
@@ -196,7 +196,7 @@ def test_paused_run_survives_a_restart_and_is_resumable(bench, plant) -> None:
     by_key_prefix(at.radio, "review-action").set_value("cancel").run()
     by_key_prefix(at.button, "review-submit").click().run()
     settle(at)
-    assert Researcher(bench).store.get(paused.run_id).status == "cancelled"
+    assert RunService(bench).store.get(paused.run_id).status == "cancelled"
     assert not [b for b in at.button if (b.key or "").startswith("open-")]
 
 
@@ -215,7 +215,7 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
     source.set_value(a.doc_id).run()
     by_key_prefix(at.button, "review-submit").click().run()
     settle(at)
-    rec = Researcher(bench).store.get(at.query_params["run"])
+    rec = RunService(bench).store.get(at.query_params["run"])
     assert rec.status == "completed"
     assert {c["filename"] for c in rec.citations} == {"annual-report.txt"}
     assert any("42 million" in m.value for m in at.markdown)
@@ -223,7 +223,7 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
 
 # -- inspector and runs -----------------------------------------------------------------------
 def test_inspector_draws_scores_threshold_and_latency(app: AppTest, plant, bench) -> None:
-    research = Researcher(bench)
+    research = RunService(bench)
     research.ask(plant.id, "How often must the hydraulic pump be inspected?")
     research.ask(plant.id, OFF_TOPIC)
     at = app.run().switch_page("pages/inspector.py").run()
@@ -239,7 +239,7 @@ def test_inspector_draws_scores_threshold_and_latency(app: AppTest, plant, bench
 
 
 def test_runs_page_lists_history_and_exports_markdown(app: AppTest, plant, bench) -> None:
-    rec = Researcher(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
     at = app.run().switch_page("pages/runs.py").run()
     assert not at.exception
     history = at.dataframe[0].value

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import Ingestor
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.proc import start_module
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 TOPICS = {"alpha": "turbine blade", "beta": "reactor vessel"}
 
 
-def analyst(bench: Workbench, research: Researcher, ws_id: str, errors: list, runs: dict) -> None:
+def analyst(bench: Workbench, research: RunService, ws_id: str, errors: list, runs: dict) -> None:
     try:
         ws = bench.create_workspace(ws_id, "wordllama")
         ingestor = Ingestor(bench)
@@ -38,7 +38,7 @@ def analyst(bench: Workbench, research: Researcher, ws_id: str, errors: list, ru
 
 
 def test_two_analysts_in_threads_share_one_server(bench: Workbench) -> None:
-    research = Researcher(bench)
+    research = RunService(bench)
     errors: list[str] = []
     runs: dict[str, list] = {}
     threads = [

@@ -20,7 +20,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.browser import free_port
 from tests.conftest import DEAD_HOST
@@ -110,7 +110,7 @@ def test_chroma_server_stopped_mid_run_then_resume_completes(settings, chroma, m
     assert Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "m.pdf").status == (
         "ingested"
     )
-    research = Researcher(bench)
+    research = RunService(bench)
 
     def stop_after_planning(kind: str, event: dict) -> None:
         if kind == "node" and event.get("node") == "planner":

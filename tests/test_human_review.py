@@ -12,7 +12,7 @@ from masis_core.errors import InputError, ReviewError
 from masis_core.llm.engine import OfflineEngine
 from masis_core.nodes import human_review, web_searcher
 from masis_core.questions import MAX_QUESTION_CHARS
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.web import to_evidence, web_id
 
 NO_EVIDENCE = {"kind": "no_evidence", "options": ["rephrase", "cancel"]}
@@ -36,7 +36,7 @@ def test_a_rephrase_needs_a_question(text) -> None:
 def test_a_too_long_rephrase_is_refused_and_the_run_stays_paused(bench) -> None:
     ws = bench.create_workspace("plant", "wordllama")
     Ingestor(bench).ingest_bytes(ws, b"The pump is inspected every 500 hours.", "p.txt")
-    research = Researcher(bench)
+    research = RunService(bench)
     rec = research.ask(ws.id, "What was Apple's revenue in Q4 2024?")
     assert rec.status == "needs_human" and "rephrase" in rec.hitl["options"]
     huge = {"action": "rephrase", "text": "How often? " * 5_000}

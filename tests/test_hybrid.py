@@ -82,8 +82,12 @@ def test_exact_code_found_by_hybrid_that_dense_alone_misses(bench, faults) -> No
     misses = 0
     for code in CODES:
         question = f"What does fault {code} mean?"
-        dense = filenames(retrieve(bench, faults.id, "wordllama", [question], 3, mode="dense"))
-        hybrid = filenames(retrieve(bench, faults.id, "wordllama", [question], 3, mode="hybrid"))
+        dense = filenames(
+            retrieve(bench.index(faults.id, "wordllama"), [question], 3, mode="dense")
+        )
+        hybrid = filenames(
+            retrieve(bench.index(faults.id, "wordllama"), [question], 3, mode="hybrid")
+        )
         assert hybrid[0] == f"{code}.txt", (code, hybrid)
         misses += dense[0] != f"{code}.txt"
     assert misses >= len(CODES) // 2, "the dense side was expected to confuse the codes"
@@ -119,11 +123,11 @@ def test_keyword_only_chunk_survives_a_strict_similarity_threshold(bench, faults
 
 def test_deleted_documents_disappear_from_keyword_results(bench, faults) -> None:
     doc = next(d for d in bench.documents("faults") if d.filename == "E-4107.txt")
-    assert filenames(retrieve(bench, "faults", "wordllama", ["E-4107"], 3, "bm25"))[0] == (
+    assert filenames(retrieve(bench.index("faults", "wordllama"), ["E-4107"], 3, "bm25"))[0] == (
         "E-4107.txt"
     )
     bench.delete_document("faults", doc.doc_id)
-    found = filenames(retrieve(bench, "faults", "wordllama", ["E-4107"], 3, "bm25"))
+    found = filenames(retrieve(bench.index("faults", "wordllama"), ["E-4107"], 3, "bm25"))
     assert "E-4107.txt" not in found
     assert doc.doc_id not in set(bench.bm25.rows("faults").values())
 
@@ -132,8 +136,8 @@ def test_keyword_search_never_crosses_workspaces(bench, faults) -> None:
     other = bench.create_workspace("other", "wordllama")
     Ingestor(bench).ingest_bytes(other, b"Secret project E-4101 budget is 9 million.", "x.txt")
     for mode in ("bm25", "hybrid"):
-        mine = retrieve(bench, "faults", "wordllama", ["E-4101 secret budget"], 20, mode)
-        theirs = retrieve(bench, "other", "wordllama", ["E-4101 secret budget"], 20, mode)
+        mine = retrieve(bench.index("faults", "wordllama"), ["E-4101 secret budget"], 20, mode)
+        theirs = retrieve(bench.index("other", "wordllama"), ["E-4101 secret budget"], 20, mode)
         assert {c.metadata["workspace_id"] for c in mine} == {"faults"}
         assert filenames(theirs) == ["x.txt"]
     bench.delete_workspace("other")
@@ -318,18 +322,20 @@ def test_hybrid_scores_every_candidate_on_all_three_signals(bench) -> None:
     for name, text in IRRIGATION.items():
         assert ingestor.ingest_bytes(ws, text.encode(), name).status == "ingested"
     question = ["How do I calibrate a drip emitter?"]
-    found = retrieve(bench, ws.id, "wordllama", question, 3, mode="hybrid")
+    found = retrieve(bench.index(ws.id, "wordllama"), question, 3, mode="hybrid")
     assert filenames(found)[0] == "drip.txt"
     assert all(len(c.per_query[0]) == 3 and c.soft > 0 for c in found)
     assert found[0].soft == max(c.soft for c in found)
     # The soft signal alone decides when it has all the weight; the other modes skip it.
     only_soft = retrieve(
-        bench, ws.id, "wordllama", question, 3, mode="hybrid", dense_weight=0, soft_weight=1
+        bench.index(ws.id, "wordllama"), question, 3, mode="hybrid", dense_weight=0, soft_weight=1
     )
     assert [c.chunk_id for c in only_soft] == [
         c.chunk_id for c in sorted(only_soft, key=lambda c: -c.soft)
     ]
-    assert all(c.soft == 0 for c in retrieve(bench, ws.id, "wordllama", question, 3, mode="bm25"))
+    assert all(
+        c.soft == 0 for c in retrieve(bench.index(ws.id, "wordllama"), question, 3, mode="bm25")
+    )
 
 
 def test_variants_share_one_store_query_with_the_same_hits(bench, faults) -> None:
@@ -352,7 +358,7 @@ def test_keyword_rows_of_a_document_still_being_ingested_match_nothing(bench) ->
     assert bench.registry.claim_document(ws.id, "doc", "relay.txt", 40, OWNER)
     bench.bm25.add(ws.id, "doc", ["busy/doc/00000"], ["Relay fault E-4107 on the panel."])
     for mode in ("hybrid", "bm25"):
-        assert retrieve(bench, ws.id, "wordllama", ["E-4107 relay"], 5, mode=mode) == []
+        assert retrieve(bench.index(ws.id, "wordllama"), ["E-4107 relay"], 5, mode=mode) == []
 
 
 def test_rrf_on_known_rankings() -> None:

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
 from masis_core.llm.ollama_engine import number_evidence
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.fake_tavily import FakeTavily, result
 from tests.pdfs import make_pdf
@@ -36,7 +36,7 @@ def test_injected_text_cannot_route_cite_or_fabricate(bench) -> None:
     ingestor = Ingestor(bench)
     ingestor.ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant-manual.pdf")
     ingestor.ingest_bytes(ws, make_pdf([INJECTED]), "notice.pdf")
-    rec = Researcher(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
 
     assert rec.status == "completed", rec.hitl  # the notice asked for a review: ignored
     assert rec.metrics["citation_violations"] == []
@@ -141,7 +141,7 @@ def test_document_markup_is_shown_as_text_never_as_links_images_or_markers(bench
     ws = bench.create_workspace("plant", "wordllama")
     for name, text in HOSTILE_DOCS.items():
         assert Ingestor(bench).ingest_bytes(ws, text.encode(), name).status == "ingested"
-    rec = Researcher(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
     assert rec.status == "completed", rec.hitl or rec.error
     cited = {c["n"] for c in rec.citations}
     # the answer quotes the hostile sentences, their markers already defanged
@@ -180,7 +180,7 @@ def test_conflicting_hostile_sources_render_escaped_in_the_review_form(bench) ->
         "![](https://evil.example/t.gif) :red[urgent] :material/warning: [1].",
     )
     ingestor.ingest_bytes(ws, hostile.encode(), "![x](t.gif) [press](javascript:alert) *memo*.txt")
-    rec = Researcher(bench).ask(ws.id, "What total revenue did Northwind Traders report for 2023?")
+    rec = RunService(bench).ask(ws.id, "What total revenue did Northwind Traders report for 2023?")
     assert rec.status == "needs_human" and rec.hitl["kind"] == "conflict", rec.hitl
     at = open_run("pages/research.py", rec.run_id)
     assert_inert(at, cited={c["n"] for c in rec.citations})
@@ -226,7 +226,7 @@ def web_bench(settings, monkeypatch) -> Iterator[Workbench]:
 def test_web_titles_and_snippets_render_escaped_and_only_http_urls_are_links(web_bench) -> None:
     ws = web_bench.create_workspace("plant", "wordllama")
     Ingestor(web_bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant-manual.pdf")
-    rec = Researcher(web_bench).ask(ws.id, QUESTION, web=True)
+    rec = RunService(web_bench).ask(ws.id, QUESTION, web=True)
     assert rec.status == "completed", rec.hitl or rec.error
     web = {c["url"]: c for c in rec.citations if c.get("url")}
     assert set(web) == {GOOD_URL, "javascript:alert(document.cookie)"}, rec.citations

@@ -11,7 +11,7 @@ import pytest
 from ingest.pipeline import Ingestor
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.modes import MODES
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.proc import run_module
 
@@ -64,7 +64,9 @@ def test_ten_thousand_random_queries_never_cross_workspaces(many: Workbench) -> 
         rng.shuffle(words)
         mode = rng.choice(MODES)
         ws_id = f"ws{mine:02d}"
-        found = retrieve(many, ws_id, "wordllama", [" ".join(words)], rng.choice([3, 10, 20]), mode)
+        found = retrieve(
+            many.index(ws_id, "wordllama"), [" ".join(words)], rng.choice([3, 10, 20]), mode
+        )
         for c in found:
             assert c.metadata["workspace_id"] == ws_id, (ws_id, mode, c.chunk_id)
             assert c.chunk_id.startswith(f"{ws_id}/")
@@ -94,7 +96,7 @@ def test_the_command_line_stays_in_its_workspace(many: Workbench) -> None:
 
 
 def test_deleting_a_workspace_removes_chunks_keywords_files_and_runs(many: Workbench) -> None:
-    research = Researcher(many)
+    research = RunService(many)
     rec = research.ask("ws05", "How often is the pump of unit ws05code checked?")
     shared_doc = next(d for d in many.documents("ws00") if d.filename == "s.txt")
     own_docs = [d.doc_id for d in many.documents("ws05")]

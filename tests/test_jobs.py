@@ -17,7 +17,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from ingest.pipeline import Ingestor, Source, doc_id_for
 from masis_core.errors import RunBusy
 from masis_core.jobs import JobManager, held
-from masis_core.runs import INTERRUPTED, Researcher
+from masis_core.runs import INTERRUPTED, RunService
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
 
@@ -37,8 +37,8 @@ def ws(bench: Workbench):
 
 
 @pytest.fixture
-def research(bench: Workbench) -> Researcher:
-    return Researcher(bench)
+def research(bench: Workbench) -> RunService:
+    return RunService(bench)
 
 
 def stop_after(n: int):
@@ -54,7 +54,7 @@ def stop_after(n: int):
     return on_event
 
 
-def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: Researcher, ws) -> None:
+def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: RunService, ws) -> None:
     with pytest.raises(StopException):
         research.ask(ws.id, "At what pressure does the relief valve open?", on_event=stop_after(2))
     (rec,) = research.store.list(ws.id)
@@ -66,7 +66,7 @@ def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: Researcher, w
     assert done.run_id == rec.run_id
 
 
-def test_a_stopped_script_mid_resume_is_not_left_paused(research: Researcher, ws) -> None:
+def test_a_stopped_script_mid_resume_is_not_left_paused(research: RunService, ws) -> None:
     paused = research.ask(ws.id, OFF_TOPIC)
     assert paused.status == "needs_human"
     response = {"action": "rephrase", "text": "When does the relief valve open?"}
@@ -82,14 +82,14 @@ def test_a_stopped_script_mid_resume_is_not_left_paused(research: Researcher, ws
 
 
 def test_two_threads_resuming_one_paused_run_exactly_one_runs(
-    bench: Workbench, research: Researcher, ws
+    bench: Workbench, research: RunService, ws
 ) -> None:
     paused = research.ask(ws.id, OFF_TOPIC)
-    other = Researcher(bench)  # another tab's or process's handle on the same data
+    other = RunService(bench)  # another tab's or process's handle on the same data
     gate = threading.Barrier(2)
     outcomes: list[str] = []
 
-    def claim(r: Researcher) -> None:
+    def claim(r: RunService) -> None:
         gate.wait()
         try:
             rec = r.resume(paused.run_id, {"action": "cancel"})
@@ -108,26 +108,26 @@ def test_two_threads_resuming_one_paused_run_exactly_one_runs(
 
 
 def test_a_run_whose_process_died_is_swept_and_resumes(
-    bench: Workbench, research: Researcher, ws
+    bench: Workbench, research: RunService, ws
 ) -> None:
     rec, _state = research.start(ws.id, "At what pressure does the relief valve open?")
     # As a killed process leaves it: 'running', owned by a pid that no longer exists (above
     # Linux's largest pid), before any node ran.
     rec.owner = f"{socket.gethostname()}:{2**22 + 7}"
     research.store.save(rec)
-    assert Researcher(bench).store.get(rec.run_id).status == "failed"  # swept at start-up
+    assert RunService(bench).store.get(rec.run_id).status == "failed"  # swept at start-up
     done = research.resume(rec.run_id, None)
     assert done.status == "completed"
 
 
-def test_a_live_run_is_not_swept_and_cannot_be_claimed(research: Researcher, ws) -> None:
+def test_a_live_run_is_not_swept_and_cannot_be_claimed(research: RunService, ws) -> None:
     rec, _state = research.start(ws.id, "At what pressure does the relief valve open?")
     assert research.store.sweep_orphans() == 0
     with pytest.raises(RunBusy):
         research.resume(rec.run_id, None)
 
 
-def test_run_job_finishes_without_its_page(bench: Workbench, research: Researcher, ws) -> None:
+def test_run_job_finishes_without_its_page(bench: Workbench, research: RunService, ws) -> None:
     workers = JobManager(research, Ingestor(bench))
     job = workers.ask(ws.id, "At what pressure does the relief valve open?")
     assert research.store.get(job.id).status in ("running", "completed")
@@ -141,7 +141,7 @@ def test_run_job_finishes_without_its_page(bench: Workbench, research: Researche
 def test_batch_job_reports_each_file_and_can_be_cancelled(bench: Workbench) -> None:
     ws = bench.create_workspace("batch", "wordllama")
     ingestor = Ingestor(bench)
-    workers = JobManager(Researcher(bench), ingestor)
+    workers = JobManager(RunService(bench), ingestor)
     sources = [
         Source(f"doc-{i}.pdf", held(make_pdf([filler(f"topic {i}", 150)]))) for i in range(4)
     ]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from ingest.pipeline import Ingestor
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
@@ -44,7 +44,7 @@ def scripted(script: dict[str, list[str]]) -> Callable[[dict], str]:
     return reply
 
 
-def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[Researcher, FakeOllama]:
+def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[RunService, FakeOllama]:
     """A workspace whose runs use the Ollama engine against the fake server."""
     bench.settings.ollama_host = fake_ollama.url
     ws = bench.create_workspace("plant", "wordllama")
@@ -53,7 +53,7 @@ def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[Researcher,
         "The technician checks the seals and the relief valve during each inspection. "
     ) * 3
     Ingestor(bench).ingest_bytes(ws, text.encode(), "pump.txt")
-    return Researcher(bench), fake_ollama
+    return RunService(bench), fake_ollama
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def setup(bench: Workbench, fake_ollama: FakeOllama):
     return ollama_plant(bench, fake_ollama)
 
 
-def ask(research: Researcher):
+def ask(research: RunService):
     return research.ask("plant", "How often is the pump inspected?", engine="ollama")
 
 

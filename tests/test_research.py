@@ -12,7 +12,7 @@ from masis_core.context import RunContext
 from masis_core.llm.engine import OfflineEngine
 from masis_core.nodes import planner, researcher
 from masis_core.retrieval.hybrid import retrieve
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.pdfs import make_pdf
 from tests.proc import run_module
@@ -52,8 +52,8 @@ def workspace(bench: Workbench):
 
 
 @pytest.fixture
-def research(bench: Workbench) -> Researcher:
-    return Researcher(bench)
+def research(bench: Workbench) -> RunService:
+    return RunService(bench)
 
 
 def ctx_config(bench: Workbench) -> Runtime[RunContext]:
@@ -61,7 +61,7 @@ def ctx_config(bench: Workbench) -> Runtime[RunContext]:
     return Runtime(context=RunContext(bench, OfflineEngine()))
 
 
-def test_cited_answer_with_right_pages(research: Researcher, workspace, bench) -> None:
+def test_cited_answer_with_right_pages(research: RunService, workspace, bench) -> None:
     rec = research.ask(workspace.id, "How often must the hydraulic pump be inspected?")
     assert rec.status == "completed", rec.hitl
     assert "500 operating hours" in rec.answer
@@ -188,9 +188,12 @@ def test_limits_thresholds_and_trace_per_pass(bench, workspace) -> None:
 
 
 def test_variants_dedup_keeping_each_chunks_best_score(bench, workspace) -> None:
-    one = retrieve(bench, "plant", "wordllama", ["pump inspection"], 10, mode="dense")
+    one = retrieve(bench.index("plant", "wordllama"), ["pump inspection"], 10, mode="dense")
     two = retrieve(
-        bench, "plant", "wordllama", ["pump inspection", "steam boiler descaling"], 10, "dense"
+        bench.index("plant", "wordllama"),
+        ["pump inspection", "steam boiler descaling"],
+        10,
+        "dense",
     )
     assert len({c.chunk_id for c in two}) == len(two)
     by_id = {c.chunk_id: c for c in one}

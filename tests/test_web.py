@@ -13,7 +13,7 @@ from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
 from masis_core.config import Settings, get_settings
 from masis_core.llm.engine import default_allocation
-from masis_core.runs import Researcher
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id
 from tests.fake_tavily import FakeTavily, result
@@ -159,7 +159,7 @@ def test_a_time_out_is_reported_and_isolated(web_bench, tavily) -> None:
 
 
 def test_run_mixes_document_and_web_evidence_and_repeats_from_cache(web_bench, plant, tavily):
-    research = Researcher(web_bench)
+    research = RunService(web_bench)
     rec = research.ask(plant.id, QUESTION, web=True)
     assert rec.status == "completed", rec.hitl
     sources = {c["source"] for c in rec.citations}
@@ -184,7 +184,7 @@ def test_run_mixes_document_and_web_evidence_and_repeats_from_cache(web_bench, p
 
 def test_web_failure_leaves_the_run_on_document_evidence(web_bench, plant, tavily) -> None:
     tavily.state.status[QUESTION] = 429
-    rec = Researcher(web_bench).ask(plant.id, QUESTION, web=True)
+    rec = RunService(web_bench).ask(plant.id, QUESTION, web=True)
     assert rec.status == "completed"
     assert {c["source"] for c in rec.citations} == {"kb"}
     panel = next(t for t in rec.trace if t["node"] == "web_searcher")
@@ -193,7 +193,7 @@ def test_web_failure_leaves_the_run_on_document_evidence(web_bench, plant, tavil
 
 def test_empty_workspace_sends_everything_to_the_web(web_bench, tavily) -> None:
     web_bench.create_workspace("empty", "wordllama")
-    rec = Researcher(web_bench).ask("empty", QUESTION, web=True)
+    rec = RunService(web_bench).ask("empty", QUESTION, web=True)
     planner = next(t for t in rec.trace if t["node"] == "planner")
     assert planner["rag_queries"] == 0 and planner["web_queries"] >= 1
     assert next(t for t in rec.trace if t["node"] == "researcher").get("skipped")
@@ -202,7 +202,7 @@ def test_empty_workspace_sends_everything_to_the_web(web_bench, tavily) -> None:
 
 
 def test_web_off_sends_nothing_to_the_web(web_bench, plant, tavily) -> None:
-    rec = Researcher(web_bench).ask(plant.id, QUESTION, web=False)
+    rec = RunService(web_bench).ask(plant.id, QUESTION, web=False)
     assert tavily.state.requests == []
     assert next(t for t in rec.trace if t["node"] == "planner")["web_queries"] == 0
 
@@ -223,7 +223,7 @@ def test_without_a_key_nothing_attempts_a_web_request(bench, monkeypatch) -> Non
     monkeypatch.setattr(tavily, "TavilyClient", refuse)
     ws = bench.create_workspace("plant", "wordllama")
     Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant-manual.pdf")
-    research = Researcher(bench)
+    research = RunService(bench)
     assert research.web_search is None
     rec = research.ask(ws.id, QUESTION, web=True)  # the network guard fails any outbound call
     assert rec.status == "completed"
@@ -263,7 +263,7 @@ def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(
     report = Ingestor(web_bench).ingest_bytes(ws, REVENUE_A.encode(), "annual-report.txt")
     rejected_url = "https://news.example.com/northwind-2023"
     tavily.state.results[question] = [result("Northwind press summary", rejected_url, REVENUE_B)]
-    research = Researcher(web_bench)
+    research = RunService(web_bench)
     rec = research.ask(ws.id, question, web=True)
     assert rec.status == "needs_human" and rec.hitl["kind"] == "conflict", rec.hitl
     (conflict,) = rec.hitl["details"]["conflicts"]

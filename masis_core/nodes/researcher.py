@@ -1,4 +1,4 @@
-"""Researcher (seeds 000, 004): workspace-scoped retrieval, thresholds, quality, dedup."""
+"""RunService (seeds 000, 004): workspace-scoped retrieval, thresholds, quality, dedup."""
 
 from __future__ import annotations
 
@@ -96,7 +96,9 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         {"node": "researcher", "status": f"searching {len(queries)} queries ({mode})"}
     )
     with timed() as t:
-        ranked = retrieve(ctx.bench, ws, model, queries, limit, mode=mode, exclude_docs=excluded)
+        ranked = retrieve(
+            ctx.bench.index(ws, model), queries, limit, mode=mode, exclude_docs=excluded
+        )
         judged = [(c, kept_by(c, mode, threshold)) for c in ranked]
         passing = [(c, why) for c, why in judged if why]
         filtered_out = len(ranked) - len(passing)

@@ -132,9 +132,7 @@ def evaluate_retrieval(
             per_query = []
             for qid in qids:
                 found = retrieve(
-                    bench,
-                    ws.id,
-                    embed_model,
+                    bench.index(ws.id, embed_model),
                     query_variants(queries[qid]["text"], use_variants),
                     max(k, 10),
                     **options,
@@ -248,7 +246,7 @@ def evaluate_pages(
         rows = []
         for q in questions:
             found = retrieve(
-                bench, ws.id, embed_model, query_variants(q["question"], True), k, mode=mode
+                bench.index(ws.id, embed_model), query_variants(q["question"], True), k, mode=mode
             )
             hit_rank = next(
                 (
@@ -307,7 +305,10 @@ def calibrate(
     coverage: dict[bool, list[float]] = {True: [], False: []}
     for q in questions:
         for c in retrieve(
-            bench, ws.id, ws.embed_model, query_variants(q["question"], True), depth, mode="hybrid"
+            bench.index(ws.id, ws.embed_model),
+            query_variants(q["question"], True),
+            depth,
+            mode="hybrid",
         ):
             relevant = page_hit(c.metadata, q["doc"], int(q["gold_page"]))
             dense[relevant].append(c.dense)

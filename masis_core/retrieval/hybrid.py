@@ -16,10 +16,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from masis_core.retrieval.bm25 import KeywordScores
+from masis_core.llm.embeddings import Embedder
+from masis_core.retrieval.bm25 import Bm25Store, KeywordScores
 from masis_core.retrieval.modes import Mode
-from masis_core.retrieval.softmatch import soft_match, word_matrices
-from masis_core.services import Workbench
+from masis_core.retrieval.softmatch import WordVectors, soft_match, word_matrices
+from masis_core.retrieval.store import VectorStore
 
 Fusion = Literal["minmax", "rrf"]
 
@@ -69,10 +70,22 @@ def _minmax(values: np.ndarray, min_range: float) -> np.ndarray:
     return (values - lo) / spread
 
 
+@dataclass(frozen=True)
+class WorkspaceIndex:
+    """Everything retrieval reads for one workspace: its vectors (and the embedder that made
+    them), its keyword index, and the word vectors of the soft match. ``Workbench.index``
+    builds one; retrieval needs nothing else of the workbench."""
+
+    workspace_id: str
+    embed_model: str
+    store: VectorStore
+    keywords: Bm25Store
+    embedder: Embedder
+    word_vectors: WordVectors
+
+
 def retrieve(
-    bench: Workbench,
-    workspace_id: str,
-    embed_model: str,
+    index: WorkspaceIndex,
     queries: Sequence[str],
     k: int,
     mode: Mode = "hybrid",
@@ -86,15 +99,15 @@ def retrieve(
     if not queries:
         return []
     depth = k * POOL_FACTOR if mode == "hybrid" else k
-    embedder = bench.embedder(embed_model)
-    vectors = [np.asarray(embedder.embed_query(q), dtype=np.float32) for q in queries]
-    keyword = bench.keyword_index(workspace_id)
+    workspace_id, embed_model = index.workspace_id, index.embed_model
+    vectors = [np.asarray(index.embedder.embed_query(q), dtype=np.float32) for q in queries]
+    keyword = index.keywords
     scored = [keyword.scores(workspace_id, q) for q in queries]
     pool: dict[str, Candidate] = {}
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
     if mode in ("dense", "hybrid"):
-        for hits in bench.store.query_many(embed_model, workspace_id, vectors, depth, exclude_docs):
+        for hits in index.store.query_many(embed_model, workspace_id, vectors, depth, exclude_docs):
             dense_lists.append([h.chunk_id for h in hits])
             for hit in hits:
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))
@@ -108,7 +121,7 @@ def retrieve(
         return []
     # Text, metadata and embeddings from Chroma, inside the workspace and only for visible
     # chunks: a keyword row of a half-ingested or just-deleted document never surfaces.
-    got = bench.store.get_with_embeddings(embed_model, workspace_id, list(pool))
+    got = index.store.get_with_embeddings(embed_model, workspace_id, list(pool))
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
     if not pool:  # only keyword rows of a document still being ingested matched
@@ -116,7 +129,7 @@ def retrieve(
     for cid, c in pool.items():
         text, meta, _ = got[cid]
         c.text, c.metadata = text or c.text, meta or c.metadata
-    _score_both_sides(bench, workspace_id, queries, vectors, scored, pool, got, mode)
+    _score_both_sides(index, queries, vectors, scored, pool, got, mode)
     for lists, attr in ((dense_lists, "dense_rank"), (keyword_lists, "keyword_rank")):
         for ranking in lists:
             for rank, cid in enumerate(ranking, start=1):
@@ -140,8 +153,7 @@ def retrieve(
 
 
 def _score_both_sides(
-    bench: Workbench,
-    workspace_id: str,
+    index: WorkspaceIndex,
     queries: Sequence[str],
     vectors: Sequence[np.ndarray],
     scored: Sequence[KeywordScores | None],
@@ -155,12 +167,12 @@ def _score_both_sides(
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":
-        matrices = word_matrices(bench.word_vectors, [pool[cid].text for cid in ids])
+        matrices = word_matrices(index.word_vectors, [pool[cid].text for cid in ids])
 
         def weights(words: list[str]) -> np.ndarray:
-            return bench.bm25.idf_weights(workspace_id, words)
+            return index.keywords.idf_weights(index.workspace_id, words)
 
-        soft = [soft_match(bench.word_vectors, q, weights, matrices) for q in queries]
+        soft = [soft_match(index.word_vectors, q, weights, matrices) for q in queries]
     else:
         soft = [np.zeros(len(ids)) for _ in queries]
     for i, cid in enumerate(ids):

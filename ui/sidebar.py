@@ -10,7 +10,7 @@ from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
 from masis_core.registry import Workspace
 from masis_core.runs import RunRecord
-from masis_core.ui.resources import provider_status, researcher, workbench
+from ui.resources import provider_status, run_service, workbench
 
 WORKSPACE_KEY = "workspace_id"
 # The analyst's choice of workspace, kept apart from the picker widget's own state.
@@ -142,7 +142,7 @@ def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
     """The opening of the pages about runs: as ``workspace_or_stop``, and a clear stop when
     the workspace has no run yet."""
     ws = workspace_or_stop(title)
-    runs = researcher().store.list(ws.id)
+    runs = run_service().store.list(ws.id)
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")
         st.stop()

@@ -14,7 +14,7 @@ from masis_core.markup import answer_markdown, escape_markdown, quote_block, saf
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
-from masis_core.ui.resources import page_image
+from ui.resources import page_image
 
 NODE_ICONS = {
     "supervisor": "🧭",

@@ -11,8 +11,8 @@ import streamlit as st
 
 from masis_core.jobs import FileProgress, Job
 from masis_core.markup import untrusted
-from masis_core.ui.resources import jobs, researcher
-from masis_core.ui.views import render_trace
+from ui.resources import jobs, run_service
+from ui.views import render_trace
 
 POLL_S = 0.5
 FILE_ICONS = {"ingested": "complete", "duplicate": "complete", "failed": "error"}
@@ -85,7 +85,7 @@ def follow_batch(job_id: str) -> None:
 @st.fragment(run_every=2 * POLL_S)
 def watch_record(run_id: str) -> None:
     """A run driven by another process: its record is written when it pauses or ends."""
-    rec = researcher().store.get(run_id)
+    rec = run_service().store.get(run_id)
     if rec is None or rec.status != "running":
         st.rerun()
     st.caption(

@@ -8,8 +8,8 @@ from ingest.isolate import render_pdf_page
 from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
 from masis_core.jobs import JobManager
-from masis_core.providers import ProviderStatus
-from masis_core.runs import Researcher
+from masis_core.llm.providers import ProviderStatus
+from masis_core.runs import RunService
 from masis_core.services import Workbench
 
 PROBE_TTL_S = 30
@@ -21,19 +21,19 @@ def workbench() -> Workbench:
 
 
 @st.cache_resource(show_spinner=False)
-def researcher() -> Researcher:
+def run_service() -> RunService:
     """The compiled graph and its SQLite checkpointer, shared by every browser session."""
-    return Researcher(workbench())
+    return RunService(workbench())
 
 
 @st.cache_resource(show_spinner=False)
 def jobs() -> JobManager:
     """The workers that run research and ingest jobs for every browser session. Made once
     per server process, which is also when half-ingested documents of a process that died
-    are swept (``Researcher`` sweeps its orphaned runs the same way)."""
+    are swept (``RunService`` sweeps its orphaned runs the same way)."""
     ingestor = Ingestor(workbench())
     ingestor.sweep_stale()
-    return JobManager(researcher(), ingestor)
+    return JobManager(run_service(), ingestor)
 
 
 @st.cache_data(ttl=PROBE_TTL_S, show_spinner=False)
