@@ -5,39 +5,15 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from masis_core.db import connect, ensure_schema
 from masis_core.errors import WorkspaceError
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS workspaces (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    embed_model TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS documents (
-    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-    doc_id TEXT NOT NULL,
-    filename TEXT NOT NULL,
-    pages INTEGER NOT NULL DEFAULT 0,
-    chunks INTEGER NOT NULL DEFAULT 0,
-    empty_pages TEXT NOT NULL DEFAULT '[]',
-    size_bytes INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    owner TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (workspace_id, doc_id)
-);
-"""
-# Columns added after the first release: (table, column, definition).
-MIGRATIONS = [("documents", "owner", "TEXT NOT NULL DEFAULT ''")]
 
 # Document lifecycle: a row is 'ingesting' while chunks are written and becomes 'ready' only
 # after all of them are stored and marked visible. Rows never stay 'failed': a failure removes
@@ -77,32 +53,12 @@ class Document:
     owner: str = ""
 
 
-@contextmanager
-def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
-    """One short-lived connection, committed on success, so threads never share one."""
-    conn = sqlite3.connect(db_path, timeout=30)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA journal_mode = WAL")
-    try:
-        with conn:
-            yield conn
-    finally:
-        conn.close()
-
-
 class Registry:
     """Workspaces and documents in SQLite (the same file as runs and checkpoints)."""
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._conn() as conn:
-            conn.executescript(SCHEMA)
-            for table, column, definition in MIGRATIONS:
-                have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-                if column not in have:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+        ensure_schema(db_path)
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)

@@ -18,43 +18,20 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from masis_core.context import RunContext
+from masis_core.db import connect, ensure_schema
 from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
 from masis_core.graph import compile_graph
-from masis_core.llm.engine import Engine, OfflineEngine
+from masis_core.llm.providers import make_engine
 from masis_core.nodes.human_review import validate
 from masis_core.owners import current_owner, owner_alive
 from masis_core.questions import check_question
-from masis_core.registry import connect, now_iso
+from masis_core.registry import now_iso
 from masis_core.services import Workbench
 from masis_core.state import ResearchInput
 from masis_core.web import make_web_search
 
 log = logging.getLogger(__name__)
 
-RUNS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
-    workspace_id TEXT NOT NULL,
-    question TEXT NOT NULL,
-    engine TEXT NOT NULL,
-    status TEXT NOT NULL,
-    answer TEXT,
-    citations TEXT NOT NULL DEFAULT '[]',
-    confidence REAL,
-    hitl TEXT,
-    metrics TEXT NOT NULL DEFAULT '{}',
-    trace TEXT NOT NULL DEFAULT '[]',
-    error TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    owner TEXT,
-    heartbeat TEXT,
-    input TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
-"""
-# Columns added after the first release; older data dirs get them on open.
-RUN_MIGRATIONS = (("owner", "TEXT"), ("heartbeat", "TEXT"), ("input", "TEXT"))
 COLUMNS = (
     "run_id",
     "workspace_id",
@@ -120,12 +97,7 @@ class RunRecord:
 class RunStore:
     def __init__(self, bench: Workbench) -> None:
         self.db_path = bench.settings.db_path
-        with self._conn() as conn:
-            conn.executescript(RUNS_SCHEMA)
-            have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-            for column, definition in RUN_MIGRATIONS:
-                if column not in have:
-                    conn.execute(f"ALTER TABLE runs ADD COLUMN {column} {definition}")
+        ensure_schema(self.db_path)
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
@@ -236,14 +208,6 @@ def _record(row: sqlite3.Row) -> RunRecord:
     return RunRecord(**d)
 
 
-def make_engine(bench: Workbench, name: str) -> Engine:
-    if name == "ollama":
-        from masis_core.llm.ollama_engine import OllamaEngine
-
-        return OllamaEngine(bench.settings)
-    return OfflineEngine()
-
-
 class RunService:
     """One per process (the UI caches it): the compiled graph plus the run store."""
 
@@ -272,7 +236,7 @@ class RunService:
         return {"configurable": {"thread_id": run_id}, "recursion_limit": 100}
 
     def _context(self, engine: str) -> RunContext:
-        return RunContext(self.bench, make_engine(self.bench, engine), self.web_search)
+        return RunContext(self.bench, make_engine(self.bench.settings, engine), self.web_search)
 
     def ask(
         self,

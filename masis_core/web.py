@@ -19,20 +19,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from masis_core.config import Settings
 from masis_core.context import WebSearch
-from masis_core.registry import connect
+from masis_core.db import connect, ensure_schema
 from masis_core.state import Evidence
 
 log = logging.getLogger(__name__)
-
-CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS web_cache (
-    key TEXT PRIMARY KEY,
-    query TEXT NOT NULL,
-    params TEXT NOT NULL,
-    results TEXT NOT NULL,
-    fetched_at REAL NOT NULL
-);
-"""
 
 
 def parse_domains(text: str) -> list[str]:
@@ -131,9 +121,7 @@ class WebSearcher:
             )
         self.client = client
         self.db_path = settings.db_path
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._conn() as conn:
-            conn.executescript(CACHE_SCHEMA)
+        ensure_schema(self.db_path)
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)

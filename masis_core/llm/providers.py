@@ -7,6 +7,7 @@ from typing import Literal
 
 from masis_core.config import Settings
 from masis_core.llm.embeddings import NOMIC
+from masis_core.llm.engine import Engine, OfflineEngine
 from masis_core.llm.ollama import OllamaStatus, probe, pull_hint
 
 OFFLINE_LABEL = "Offline extractive mode"
@@ -45,3 +46,12 @@ def resolve_provider(settings: Settings, status: OllamaStatus | None = None) -> 
         reason = f"Ollama answers at {status.host} with {settings.chat_model}."
         return ProviderStatus("ollama", True, reason, status, settings.chat_model)
     return ProviderStatus("offline", True, problem, status, settings.chat_model)
+
+
+def make_engine(settings: Settings, name: str) -> Engine:
+    """The answer engine a run was started with (its name is recorded with the run)."""
+    if name == "ollama":
+        from masis_core.llm.ollama_engine import OllamaEngine  # langchain only when used
+
+        return OllamaEngine(settings)
+    return OfflineEngine()

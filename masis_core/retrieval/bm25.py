@@ -32,28 +32,13 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from masis_core.registry import connect
+from masis_core.db import connect, ensure_schema
 
 if TYPE_CHECKING:
     from masis_core.registry import Registry, Workspace
     from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS bm25_chunks (
-    workspace_id TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    tokens TEXT NOT NULL,
-    PRIMARY KEY (workspace_id, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS bm25_by_doc ON bm25_chunks (workspace_id, doc_id);
-CREATE TABLE IF NOT EXISTS bm25_versions (
-    workspace_id TEXT PRIMARY KEY,
-    version INTEGER NOT NULL
-);
-"""
 
 _STEMMER = Stemmer.Stemmer("english")
 _WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
@@ -117,8 +102,7 @@ class Bm25Store:
         self._checked: set[str] = set()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
-        with self._conn() as conn:
-            conn.executescript(SCHEMA)
+        ensure_schema(db_path)
 
     def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(self.db_path)
