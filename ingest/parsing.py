@@ -260,7 +260,8 @@ def render_page_png(path: Path, page_number: int, width_px: int = 900) -> bytes 
             return None
         page = pdf[page_number - 1]
         try:
-            bitmap = page.render(scale=preview_scale(*page.get_size(), width_px))
+            width_pt, height_pt = page.get_size()
+            bitmap = page.render(scale=preview_scale(width_pt, height_pt, width_px))
             image = bitmap.to_pil()
         finally:
             page.close()

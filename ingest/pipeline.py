@@ -266,6 +266,8 @@ class Ingestor:
         return prepared
 
     def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:
+        if prepared.doc_id is None:  # not read: it failed before (its report says why)
+            return None
         existing = self.bench.registry.get_document(ws.id, prepared.doc_id)
         if existing is None or existing.status == INGESTING:
             return None
@@ -292,7 +294,7 @@ class Ingestor:
             if prepared.parse is not None:
                 prepared.parse.cancel()
             return prepared.early
-        assert prepared.parse is not None
+        assert prepared.parse is not None and doc_id is not None  # read and parsing
         existing = self.bench.registry.get_document(ws.id, doc_id)
         if existing is not None and not owner_alive(existing.owner):
             # Left 'ingesting' by a process that died: start this document over.

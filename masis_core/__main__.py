@@ -20,7 +20,7 @@ from masis_core.services import Workbench
 
 
 def node_line(entry: dict[str, Any]) -> str:
-    """The seeds' console trace: one line per node as it finishes."""
+    """The console trace: one line per node as it finishes."""
     node = entry.get("node", "?")
     skip = {"node", "alternatives", "strategy"}
     fields = " ".join(
@@ -117,7 +117,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from masis_core.runs import RunStore
 
     runs = RunStore(bench).list(limit=20)
-    data = {
+    data: dict[str, Any] = {
         "mode": status.mode,
         "label": status.label,
         "ready": status.ready,

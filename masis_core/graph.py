@@ -38,7 +38,7 @@ def after_review(state: ResearchState) -> str:
     return "planner" if state.get("decision") == "plan" else END
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[ResearchState, RunContext, ResearchInput, ResearchState]:
     g = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
     g.add_node("supervisor", supervisor.node)
     g.add_node("planner", planner.node)

@@ -31,7 +31,7 @@ def researcher_entries(trace: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def score_rows(rec: RunRecord) -> pd.DataFrame:
     """One row per candidate chunk per pass: its score and what the threshold did with it."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n, entry in enumerate(researcher_entries(rec.trace), start=1):
         for field, outcome in OUTCOMES.items():
             rows.extend(
@@ -122,6 +122,22 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
         "review",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def kept_summary(scores: pd.DataFrame, embed_model: str, threshold: float) -> str:
+    """One sentence on the workspace's candidates: how many the threshold kept, and where
+    the kept scores sit (what to look at before moving the threshold)."""
+    kept = scores[scores["outcome"] == "kept"]["score"]
+    text = (
+        f"First-pass threshold for `{embed_model}`: {threshold}. "
+        f"{len(kept)} of {len(scores)} candidates were kept"
+    )
+    if not len(kept):
+        return text + "."
+    return (
+        f"{text}; kept scores: median {kept.median():.3f}, "
+        f"10th percentile {kept.quantile(0.1):.3f}."
+    )
 
 
 BATCH_COLUMNS = ["file", "status", "pages", "chunks", "pages without text", "error", "notes"]

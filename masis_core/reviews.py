@@ -32,5 +32,5 @@ def review(
     without: tuple[Action, ...] = (),
 ) -> HitlPayload:
     """The payload ``interrupt`` shows the analyst: the kind's actions, less ``without``."""
-    options = [a for a in REVIEW_ACTIONS[kind] if a not in without]
+    options: list[str] = [a for a in REVIEW_ACTIONS[kind] if a not in without]
     return {"kind": kind, "message": message, "options": options, "details": details}

@@ -26,8 +26,9 @@ from masis_core.nodes.human_review import validate
 from masis_core.owners import current_owner, owner_alive
 from masis_core.questions import check_question
 from masis_core.registry import now_iso
+from masis_core.retrieval.modes import Mode
 from masis_core.services import Workbench
-from masis_core.state import ResearchInput
+from masis_core.state import EngineName, ResearchInput
 from masis_core.web import make_web_search
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,15 @@ class RunService:
         self._beat_thread: threading.Thread | None = None
         self.store.sweep_orphans()
 
+    def get(self, run_id: str) -> RunRecord | None:
+        return self.store.get(run_id)
+
+    def runs(
+        self, workspace_id: str, status: str | None = None, limit: int = 200
+    ) -> list[RunRecord]:
+        """A workspace's runs, newest first."""
+        return self.store.list(workspace_id, limit=limit, status=status)
+
     def delete_workspace(self, workspace_id: str) -> int:
         """The workspace and everything of it: chunks, keyword rows, files, runs and their
         checkpoints. Returns the number of runs removed."""
@@ -258,8 +268,8 @@ class RunService:
         *,
         web: bool = False,
         max_retries: int | None = None,
-        engine: str | None = None,
-        mode: str | None = None,
+        engine: EngineName | None = None,
+        mode: Mode | None = None,
         trusted_only: bool | None = None,
         trusted_domains: list[str] | None = None,
     ) -> tuple[RunRecord, ResearchInput]:
@@ -294,7 +304,7 @@ class RunService:
             "metrics": {},
             "trace": [],
         }
-        rec.input = state
+        rec.input = dict(state)
         self.store.save(rec)
         return rec, state
 

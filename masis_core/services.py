@@ -125,6 +125,9 @@ class Workbench:
             self.bm25.reconcile(self.registry.require_workspace(ws_id), self.store, self.registry)
         return self.bm25
 
+    def workspaces(self) -> list[Workspace]:
+        return self.registry.list_workspaces()
+
     def index(self, ws_id: str, embed_model: str) -> WorkspaceIndex:
         """What retrieval reads for a workspace, its keyword side checked first."""
         return WorkspaceIndex(

@@ -15,6 +15,8 @@ from masis_core.retrieval.modes import Mode
 
 HitlKind = Literal["no_evidence", "conflict", "low_confidence"]
 RunStatus = Literal["running", "completed", "needs_human", "failed", "cancelled"]
+KeptBy = Literal["dense", "keyword", "both"]  # why retrieval kept a passage
+EngineName = Literal["ollama", "offline"]
 # What the supervisor (or a review) decided; the graph's routing functions read it.
 Decision = Literal["plan", "retry", "human_review", "finalize", "end"]
 
@@ -35,7 +37,7 @@ class Evidence(TypedDict, total=False):
     quality: float
     source: Literal["kb", "web"]
     url: str
-    kept_by: Literal["dense", "keyword", "both"]
+    kept_by: KeptBy
     keyword_rank: int | None
     coverage: float
     soft: float  # soft keyword match (hybrid only): ranks, never keeps
@@ -77,7 +79,7 @@ class Citation(TypedDict, total=False):
     url: str | None
     source: Literal["kb", "web"]
     score: float | None
-    kept_by: Literal["dense", "keyword", "both"] | None
+    kept_by: KeptBy | None
     keyword_rank: int | None
     coverage: float | None
     text: str
@@ -117,7 +119,7 @@ class ResearchInput(TypedDict, total=False):
     question: str
     workspace_id: str
     embed_model: str
-    engine: Literal["ollama", "offline"]
+    engine: EngineName
     web_enabled: bool
     web_trusted_only: bool | None
     trusted_domains: list[str] | None

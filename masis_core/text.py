@@ -73,7 +73,7 @@ _SUFFIXES = (
 
 
 def sentences(text: str) -> list[str]:
-    parts = []
+    parts: list[str] = []
     for raw in re.split(r"\n\s*\n", text):
         block = " ".join(raw.split())
         parts.extend(s.strip() for s in _SENTENCE_SPLIT.split(block) if s.strip())

@@ -1,4 +1,4 @@
-"""Web search through Tavily (seeds 001, 003): isolated queries, URL dedup, a SQLite cache.
+"""Web search through Tavily: isolated queries, URL dedup, a SQLite cache.
 
 Only ever built with an API key: tavily-python has a key-less mode that would still call out,
 and "no key" must mean "no web request" everywhere.
@@ -212,6 +212,10 @@ def make_web_search(settings: Settings) -> WebSearch | None:
     if settings.tavily_api_key is None:
         return None
     searcher = WebSearcher(settings)
-    return lambda queries, trusted=None, domains=None: searcher.search(
-        queries, trusted, domains
-    ).as_dict()
+
+    def search(
+        queries: list[str], trusted: bool | None = None, domains: list[str] | None = None
+    ) -> dict[str, Any]:
+        return searcher.search(queries, trusted, domains).as_dict()
+
+    return search

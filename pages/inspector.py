@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.inspection import (
+    kept_summary,
     node_latency,
     pass_summary,
     retry_reasons,
@@ -62,19 +63,10 @@ if everything.empty:
     st.info("No retrieval scores recorded yet.")
 else:
     default = threshold_for(ws.embed_model, 0)
-    kept = everything[everything["outcome"] == "kept"]["score"]
     st.plotly_chart(
         charts.score_histogram(
             everything, default, f"{len(everything)} candidates from {len(runs)} runs"
         ),
         key="workspace",
     )
-    st.caption(
-        f"First-pass threshold for `{ws.embed_model}`: {default}. "
-        f"{len(kept)} of {len(everything)} candidates were kept"
-        + (
-            f"; kept scores: median {kept.median():.3f}, 10th percentile {kept.quantile(0.1):.3f}."
-            if len(kept)
-            else "."
-        )
-    )
+    st.caption(kept_summary(everything, ws.embed_model, default))

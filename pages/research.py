@@ -100,7 +100,7 @@ elif asked:
         show(started.id)
 
 run_id = st.query_params.get("run") or st.session_state.get(LAST_RUN)
-rec = research.store.get(run_id) if run_id else None
+rec = research.get(run_id) if run_id else None
 if rec is not None and rec.workspace_id != ws.id:
     rec = None  # a link from another workspace
 job = workers.get(rec.run_id) if rec is not None else None
@@ -125,7 +125,7 @@ if rec is not None:
                 start_resume(rec, submitted)
         render_answer(rec, ws)
 
-paused = research.store.list(ws.id, status="needs_human", limit=20)
+paused = research.runs(ws.id, status="needs_human", limit=20)
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:

@@ -7,6 +7,8 @@ job ends the fragment reruns the whole page once, which then draws the finished 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 
 from masis_core.jobs import FileProgress, Job
@@ -15,7 +17,12 @@ from ui.resources import jobs, run_service
 from ui.views import render_trace
 
 POLL_S = 0.5
-FILE_ICONS = {"ingested": "complete", "duplicate": "complete", "failed": "error"}
+BoxState = Literal["running", "complete", "error"]
+FILE_ICONS: dict[str, BoxState] = {
+    "ingested": "complete",
+    "duplicate": "complete",
+    "failed": "error",
+}
 
 
 @st.fragment(run_every=POLL_S)
@@ -34,6 +41,7 @@ def follow_run(job_id: str) -> None:
 
 def _file_box(entry: FileProgress, index: int, total: int) -> None:
     report = entry.report
+    state: BoxState
     if report is not None:
         label = f"{untrusted(report.file)}: {report.status}"
         state = FILE_ICONS.get(report.status, "complete")
@@ -85,7 +93,7 @@ def follow_batch(job_id: str) -> None:
 @st.fragment(run_every=2 * POLL_S)
 def watch_record(run_id: str) -> None:
     """A run driven by another process: its record is written when it pauses or ends."""
-    rec = run_service().store.get(run_id)
+    rec = run_service().get(run_id)
     if rec is None or rec.status != "running":
         st.rerun()
     st.caption(

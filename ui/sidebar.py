@@ -79,7 +79,7 @@ def render_sidebar() -> Workspace | None:
     with st.sidebar:
         st.markdown("### MASIS Workbench")
         mode_badge()
-        spaces = bench.registry.list_workspaces()
+        spaces = bench.workspaces()
         by_id = {ws.id: ws for ws in spaces}
         if PENDING_KEY in st.session_state:
             st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
@@ -96,7 +96,7 @@ def render_sidebar() -> Workspace | None:
                 format_func=lambda i: f"{i} · {by_id[i].embed_model}",
                 on_change=_remember_choice,
             )
-            selected = by_id.get(chosen) or by_id[choice]
+            selected = by_id.get(str(chosen)) or spaces[0]
         else:
             st.warning("No workspace yet: create one below.")
         with st.expander("New workspace", expanded=not spaces):
@@ -142,7 +142,7 @@ def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
     """The opening of the pages about runs: as ``workspace_or_stop``, and a clear stop when
     the workspace has no run yet."""
     ws = workspace_or_stop(title)
-    runs = run_service().store.list(ws.id)
+    runs = run_service().runs(ws.id)
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")
         st.stop()

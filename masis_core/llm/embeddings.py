@@ -7,7 +7,7 @@ An embedder is named by a canonical id that is recorded with each workspace:
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -98,7 +98,7 @@ class OllamaEmbedder:
         for start in range(0, len(texts), OLLAMA_BATCH):
             batch = texts[start : start + OLLAMA_BATCH]
             resp = call_ollama(
-                lambda b=batch: self._client.embed(model=self.model, input=b),
+                partial(self._client.embed, model=self.model, input=batch),
                 host=self.host,
                 model=self.model,
             )
@@ -108,7 +108,7 @@ class OllamaEmbedder:
                     f"Ollama returned {len(vectors)} embeddings for {len(batch)} texts "
                     f"from '{self.model}'."
                 )
-            out.extend(vectors)
+            out.extend(list(v) for v in vectors)
         if not out:
             return np.zeros((0, 0), dtype=np.float32)
         return _normalise(np.asarray(out, dtype=np.float32))

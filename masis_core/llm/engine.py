@@ -63,7 +63,7 @@ def clean_alternatives(question: str, alternatives: list[str]) -> list[str]:
 
 
 def default_allocation(question: str, alternatives: list[str], web_enabled: bool) -> dict:
-    """Seed 001's allocation without a model: documents always; the web for the question
+    """The allocation without a model: documents always; the web for the question
     itself, and for every phrasing when the question is about recent events."""
     queries = [question[:MAX_QUERY_CHARS], *alternatives]
     if not web_enabled:

@@ -9,6 +9,8 @@ with a message saying what to run, and can be resumed.
 from __future__ import annotations
 
 import logging
+from functools import partial
+from typing import Any, TypeVar, cast
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
@@ -29,6 +31,7 @@ from masis_core.state import Critique, Evidence
 from masis_core.text import defang
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
 
 
 class StrategicPlan(BaseModel):
@@ -77,20 +80,23 @@ class OllamaEngine:
         self.model = chat_model(settings)
         self._fallback = OfflineEngine()
 
-    def _structured(self, schema: type[BaseModel], messages: list) -> tuple[BaseModel, int]:
+    def _structured(self, schema: type[M], messages: list) -> tuple[M, int]:
         """One call, one repair attempt on malformed output; MalformedOutput after that."""
         runnable = self.model.with_structured_output(schema, method="json_schema", include_raw=True)
         for calls in (1, 2):
-            out = call_ollama(
-                lambda m=messages: runnable.invoke(m),
-                host=self.settings.ollama_host,
-                model=self.settings.chat_model,
+            out = cast(
+                dict[str, Any],
+                call_ollama(
+                    partial(runnable.invoke, messages),
+                    host=self.settings.ollama_host,
+                    model=self.settings.chat_model,
+                ),
             )
             parsed, error = out.get("parsed"), out.get("parsing_error")
             raw = out.get("raw")
             raw_text = getattr(raw, "content", "") if raw is not None else ""
             if parsed is not None and error is None:
-                return parsed, calls
+                return cast(M, parsed), calls
             if parsed is None and error is None:
                 error = "empty reply"
             log.warning(
@@ -124,7 +130,6 @@ class OllamaEngine:
             return StepResult(
                 value, error=f"query expansion failed, using the question: {exc}", calls=2
             )
-        assert isinstance(plan, StrategicPlan)
         alts = clean_alternatives(question, plan.alternatives)
         value = default_allocation(question, alts, web_enabled)
         extra = [q[:MAX_QUERY_CHARS] for q in plan.rag_queries if q.strip()][:3]
@@ -153,7 +158,7 @@ class OllamaEngine:
             )
         parts = [
             {"text": s.text.strip(), "citations": list(dict.fromkeys(s.citations))}
-            for s in draft.sentences  # type: ignore[attr-defined]
+            for s in draft.sentences
             if s.text.strip()
         ]
         return StepResult(parts, calls=calls)
@@ -176,7 +181,7 @@ class OllamaEngine:
                 fallback.value, error=f"{exc}; rule-based critic used instead", calls=2
             )
         conflicts = []
-        for c in review.conflicts:  # type: ignore[attr-defined]
+        for c in review.conflicts:
             sources = [
                 offline.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
                 for n in c.sources
@@ -191,11 +196,11 @@ class OllamaEngine:
                     }
                 )
         value = Critique(
-            confidence=round(float(review.confidence), 3),  # type: ignore[attr-defined]
-            unsupported_claims=list(review.unsupported_claims),  # type: ignore[attr-defined]
-            logical_gaps=list(review.logical_gaps),  # type: ignore[attr-defined]
-            hallucination=bool(review.hallucination),  # type: ignore[attr-defined]
+            confidence=round(float(review.confidence), 3),
+            unsupported_claims=list(review.unsupported_claims),
+            logical_gaps=list(review.logical_gaps),
+            hallucination=bool(review.hallucination),
             conflicts=conflicts,
-            recommend_retry=bool(review.recommend_retry),  # type: ignore[attr-defined]
+            recommend_retry=bool(review.recommend_retry),
         )
         return StepResult(value, calls=calls)

@@ -5,6 +5,7 @@ Everything before ``interrupt`` re-runs on resume, so this node computes nothing
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.types import interrupt
@@ -18,7 +19,7 @@ from masis_core.state import ResearchState
 THRESHOLD_STEP = 0.1
 
 
-def validate(payload: dict[str, Any], response: Any) -> dict[str, Any]:
+def validate(payload: Mapping[str, Any], response: Any) -> dict[str, Any]:
     """The response checked against what the review offered (a rephrase's text stripped)."""
     if not isinstance(response, dict) or response.get("action") not in ACTIONS:
         raise ReviewError(f"The response needs an action, one of: {', '.join(ACTIONS)}.")

@@ -1,7 +1,8 @@
-"""Planner (seeds 001, 003, 004): where each query goes, alternative phrasings, retry focus."""
+"""Planner: where each query goes, alternative phrasings, retry focus."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -11,8 +12,9 @@ from masis_core.questions import MAX_QUERY_CHARS
 from masis_core.state import Plan, ResearchState
 
 
-def augmented_query(question: str, critique: dict[str, Any]) -> str:
-    """Seed 000: on retry the critic's unsupported claims and gaps steer the next search."""
+def augmented_query(question: str, critique: Mapping[str, Any]) -> str:
+    """On retry the critic's unsupported claims and gaps steer the next search to what the
+    draft lacked."""
     focus = [*critique.get("unsupported_claims", []), *critique.get("logical_gaps", [])]
     if not focus:
         return question
@@ -31,7 +33,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         alts = list(plan_value.get("alternatives") or [])
     kb_empty = not ctx.bench.documents(state["workspace_id"]) if "workspace_id" in state else False
     if web_enabled and kb_empty:
-        # Nothing to search locally: everything goes to the web (seed 001, "web-only").
+        # Nothing to search locally: everything goes to the web.
         plan_value = {
             "rag_queries": [],
             "web_queries": [question, *alts],

@@ -1,4 +1,4 @@
-"""RunService (seeds 000, 004): workspace-scoped retrieval, thresholds, quality, dedup."""
+"""Researcher: workspace-scoped retrieval, thresholds, content quality, dedup."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.reviews import review
-from masis_core.state import Evidence, ResearchState
+from masis_core.state import Evidence, KeptBy, ResearchState
 
 FIRST_PASS_LIMIT = 10
 RETRY_LIMIT = 20
@@ -36,10 +36,10 @@ def clamp_limit(limit: int) -> int:
     return max(1, min(RETRY_LIMIT, int(limit)))
 
 
-def kept_by(c: Candidate, mode: Mode, threshold: float) -> str | None:
+def kept_by(c: Candidate, mode: Mode, threshold: float) -> KeptBy | None:
     """Why a candidate is evidence: 'dense', 'keyword', 'both', or None (filtered out).
 
-    The seed's similarity threshold is a statement about *meaning*; it cannot judge a chunk
+    A similarity threshold is a statement about *meaning*; it cannot judge a chunk
     found because it holds the exact code, name or date the question asks about — dense
     embeddings blur those, which is why keyword search is here at all. So the two sides are
     judged on their own terms:
@@ -51,7 +51,7 @@ def kept_by(c: Candidate, mode: Mode, threshold: float) -> str | None:
       more than several common words; a chunk matching only common words stays out.
 
     A candidate failing both is dropped and counted in ``filtered_out``. ``dense`` mode
-    applies only the first rule (the seed's behaviour), ``bm25`` only the second.
+    applies only the first rule (similarity alone), ``bm25`` only the second.
     """
     dense_ok = mode != "bm25" and c.dense >= threshold
     keyword_ok = mode != "dense" and c.keyword_rank is not None and c.coverage >= KEYWORD_COVERAGE
@@ -60,7 +60,7 @@ def kept_by(c: Candidate, mode: Mode, threshold: float) -> str | None:
     return "dense" if dense_ok else "keyword" if keyword_ok else None
 
 
-def to_evidence(c: Candidate, quality: float, why: str) -> Evidence:
+def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
     m = c.metadata
     return Evidence(
         chunk_id=c.chunk_id,
@@ -86,8 +86,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     plan = state.get("plan") or {}
     queries = plan.get("rag_queries", [state["question"]])
     if not queries:  # the planner sent everything to the web
-        entry = {"node": "researcher", "skipped": True, "reason": "web only", "duration_ms": 0}
-        return {"evidence": [], "trace": [entry]}
+        skipped = {"node": "researcher", "skipped": True, "reason": "web only", "duration_ms": 0}
+        return {"evidence": [], "trace": [skipped]}
     limit = clamp_limit(FIRST_PASS_LIMIT if retry_count == 0 else RETRY_LIMIT)
     threshold = threshold_for(model, retry_count, state.get("threshold_override"))
     excluded = list(state.get("excluded_docs") or [])

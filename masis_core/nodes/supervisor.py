@@ -1,4 +1,4 @@
-"""Supervisor (seed 002): pure-Python routing after every cycle — retry, ask, or finalize."""
+"""Supervisor: pure-Python routing after every cycle — retry, ask, or finalize."""
 
 from __future__ import annotations
 

@@ -185,10 +185,13 @@ def format_table(report: dict[str, Any]) -> str:
         cells = [" ".join(f"{pick(report['modes'][m])[x]:6.3f}" for x in metrics) for m in modes]
         return f"{label:24} | " + " | ".join(f"{c:>22}" for c in cells)
 
+    def category(cat: str) -> Callable[[dict[str, Any]], dict[str, float]]:
+        return lambda r: r["by_category"][cat]
+
     lines.append(row("overall", lambda r: r["overall"]))
     first = report["modes"][modes[0]]["by_category"]
     for cat, vals in first.items():
-        lines.append(row(f"{cat} ({vals['queries']})", lambda r, c=cat: r["by_category"][c]))
+        lines.append(row(f"{cat} ({vals['queries']})", category(cat)))
     return "\n".join(lines)
 
 

@@ -113,10 +113,10 @@ def retrieve(
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))
     if mode in ("bm25", "hybrid"):
         for s in scored:
-            hits = s.top(depth, exclude_docs) if s else []
-            keyword_lists.append([h.chunk_id for h in hits])
-            for hit in hits:
-                pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, "", {}))
+            top = s.top(depth, exclude_docs) if s else []
+            keyword_lists.append([h.chunk_id for h in top])
+            for keyword_hit in top:
+                pool.setdefault(keyword_hit.chunk_id, Candidate(keyword_hit.chunk_id, "", {}))
     if not pool:
         return []
     # Text, metadata and embeddings from Chroma, inside the workspace and only for visible

@@ -1,4 +1,4 @@
-"""Content-quality score (seed 004): stubs score 0, then length plus question-keyword overlap."""
+"""Content-quality score: stubs score 0, then length plus question-keyword overlap."""
 
 from __future__ import annotations
 
