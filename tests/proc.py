@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,3 +47,29 @@ def run_module(
         timeout=300,
         check=False,
     )
+
+
+def _stat_fields(pid: str) -> list[str]:
+    """/proc/PID/stat after the command name: state, ppid, pgrp, …; [] once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return []
+
+
+def group_members(pgid: int) -> list[int]:
+    """Processes of a process group that still run (a zombie holds no memory or file)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        fields = _stat_fields(entry.name) if entry.name.isdigit() else []
+        if fields and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def still_there(find: Callable[[], list[int]], within_s: float = 5.0) -> list[int]:
+    """What ``find`` still reports after waiting up to ``within_s`` for it to report nothing."""
+    deadline = time.monotonic() + within_s
+    while (found := find()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found

@@ -12,21 +12,12 @@ from ingest.pipeline import Ingestor
 from masis_core.config import Settings
 from masis_core.runs import RunService
 from masis_core.services import Workbench
+from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
-from tests.test_research import BOILER, PUMP, REVENUE_A, REVENUE_B
+from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 OFF_TOPIC = "What is the capital city of Mongolia and its population?"
-
-
-def fresh_app() -> AppTest:
-    """A new AppTest with empty caches: the same as a restarted server on the same data."""
-    import streamlit as st
-
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    return AppTest.from_file(APP, default_timeout=120)
 
 
 @pytest.fixture
@@ -54,17 +45,6 @@ def labels(at: AppTest) -> list[str]:
 def by_key_prefix(elements, prefix: str):
     (match,) = [e for e in elements if (e.key or "").startswith(prefix)]
     return match
-
-
-def settle(at: AppTest) -> AppTest:
-    """Wait for the jobs the page started (runs and batches are server jobs now), then
-    draw the page again, as the page's own follow-up does once a job ends."""
-    from ui.resources import jobs
-
-    assert jobs().wait_idle(timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def ask(at: AppTest, question: str) -> AppTest:

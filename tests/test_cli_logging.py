@@ -6,7 +6,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from tests.proc import run_module
-from tests.test_research import PUMP
+from tests.texts import PUMP
 
 
 @pytest.mark.parametrize("verbose", [[], ["--verbose"]])

@@ -19,8 +19,7 @@ import pytest
 from masis_core.config import Settings
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
-from tests.proc import ROOT, module_env
-from tests.test_processes import group_members, still_there
+from tests.proc import ROOT, group_members, module_env, still_there
 
 pytestmark = pytest.mark.slow
 

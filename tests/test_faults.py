@@ -26,7 +26,7 @@ from tests.browser import free_port
 from tests.conftest import DEAD_HOST
 from tests.pdfs import make_pdf
 from tests.test_ollama_engine import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
-from tests.test_research import BOILER, PUMP
+from tests.texts import BOILER, PUMP
 
 pytestmark = pytest.mark.slow
 
@@ -176,7 +176,7 @@ def test_ollama_slower_than_the_time_out_then_resumes(ollama_run, bench) -> None
 
 
 def test_a_failed_run_shows_its_error_and_a_resume_button(ollama_run, bench) -> None:
-    from tests.test_app import fresh_app, settle
+    from tests.apptest import fresh_app, settle
 
     research, _ = ollama_run
     bench.settings.ollama_host = DEAD_HOST

@@ -162,7 +162,7 @@ def test_hostile_file_names_are_display_text_only(bench, tmp_path, name) -> None
 
 
 def test_hostile_uploads_through_the_library_page(bench, tmp_path) -> None:
-    from tests.test_app import fresh_app, settle
+    from tests.apptest import fresh_app, settle
 
     bench.create_workspace("demo", "wordllama")
     before = files_under(tmp_path)

@@ -20,8 +20,8 @@ from masis_core.retrieval.evaluate import evaluate_retrieval, page_hit
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
 from masis_core.services import Workbench
+from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
-from tests.test_research import ctx_config, researcher_state
 
 # Fault-code paragraphs that look alike to a dense embedder: only the code tells them apart.
 CODES = {
@@ -96,7 +96,7 @@ def test_exact_code_found_by_hybrid_that_dense_alone_misses(bench, faults) -> No
 def test_keyword_hits_record_why_they_were_kept(bench, faults) -> None:
     out = researcher.node(
         researcher_state("faults", "fault E-4117 gear", retrieval_mode="hybrid"),
-        ctx_config(bench),
+        runtime_for(bench),
     )
     top = out["evidence"][0]
     assert top["filename"] == "E-4117.txt"
@@ -110,10 +110,10 @@ def test_keyword_hits_record_why_they_were_kept(bench, faults) -> None:
 def test_keyword_only_chunk_survives_a_strict_similarity_threshold(bench, faults) -> None:
     strict = {"threshold_override": 0.99}
     hybrid = researcher.node(
-        researcher_state("faults", "E-4105", retrieval_mode="hybrid", **strict), ctx_config(bench)
+        researcher_state("faults", "E-4105", retrieval_mode="hybrid", **strict), runtime_for(bench)
     )
     dense = researcher.node(
-        researcher_state("faults", "E-4105", retrieval_mode="dense", **strict), ctx_config(bench)
+        researcher_state("faults", "E-4105", retrieval_mode="dense", **strict), runtime_for(bench)
     )
     assert [e["filename"] for e in hybrid["evidence"]] == ["E-4105.txt"]
     assert hybrid["evidence"][0]["kept_by"] == "keyword"
@@ -478,7 +478,7 @@ def test_one_shared_word_does_not_make_an_off_topic_question_a_keyword_match(ben
             retrieval_mode="hybrid",
             threshold_override=0.99,
         ),
-        ctx_config(bench),
+        runtime_for(bench),
     )
     assert out["evidence"] == []
     assert out["hitl"]["kind"] == "no_evidence"

@@ -8,7 +8,7 @@ from ingest.pipeline import Ingestor
 from masis_core.errors import MasisError
 from masis_core.questions import MAX_QUESTION_CHARS
 from masis_core.runs import RunService
-from tests.test_research import REVENUE_A, REVENUE_B
+from tests.texts import REVENUE_A, REVENUE_B
 
 pytestmark = pytest.mark.slow
 

@@ -12,43 +12,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ingest import isolate
 from ingest.isolate import ChildCall
-from tests.proc import ROOT
+from tests.proc import ROOT, group_members, still_there
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-
-
-def _stat_fields(pid: str) -> list[str]:
-    """/proc/PID/stat after the command name: state, ppid, pgrp, …; [] once it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return []
-
-
-def group_members(pgid: int) -> list[int]:
-    """Processes of a process group that still run (a zombie holds no memory or file)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        fields = _stat_fields(entry.name) if entry.name.isdigit() else []
-        if fields and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
-
-
-def still_there(find: Callable[[], list[int]], within_s: float = 5.0) -> list[int]:
-    """What ``find`` still reports after waiting up to ``within_s`` for it to report nothing."""
-    deadline = time.monotonic() + within_s
-    while (found := find()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return found
 
 
 # A parent with a parse child under way (its result, ~2 MB, is far over the 64 KiB a pipe

@@ -5,41 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from langgraph.runtime import Runtime
 
 from ingest.pipeline import Ingestor
-from masis_core.context import RunContext
-from masis_core.llm.engine import OfflineEngine
 from masis_core.nodes import planner, researcher
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.runs import RunService
 from masis_core.services import Workbench
+from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
 from tests.proc import run_module
-
-PUMP = (
-    "The hydraulic pump must be inspected every 500 operating hours. During inspection the "
-    "technician checks the seals, the pressure relief valve and the oil level. A worn seal "
-    "causes pressure loss and must be replaced before the pump returns to service. The pump "
-    "operates at a nominal pressure of 210 bar and the relief valve opens at 230 bar. "
-    "Operators log each inspection in the maintenance ledger with the date and hours."
-)
-BOILER = (
-    "The steam boiler is descaled once a year by a certified contractor. Water hardness is "
-    "tested weekly and the feed water treatment is adjusted when hardness exceeds the limit. "
-    "Safety valves on the boiler are tested at every annual inspection and sealed afterwards. "
-    "The boiler room must be ventilated and kept free of stored materials at all times."
-)
-REVENUE_A = (
-    "Annual report of Northwind Traders. Northwind Traders reported total revenue of "
-    "42 million dollars for fiscal year 2023, driven by strong growth in its export segment "
-    "and new distribution contracts signed during the year with regional partners."
-)
-REVENUE_B = (
-    "Press summary about Northwind Traders. Northwind Traders reported total revenue of "
-    "37 million dollars for fiscal year 2023, driven by strong growth in its export segment "
-    "and new distribution contracts signed during the year with regional partners."
-)
+from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
 
 
 @pytest.fixture
@@ -54,11 +29,6 @@ def workspace(bench: Workbench):
 @pytest.fixture
 def research(bench: Workbench) -> RunService:
     return RunService(bench)
-
-
-def ctx_config(bench: Workbench) -> Runtime[RunContext]:
-    """What the graph hands a node at run time, for calling one node on its own."""
-    return Runtime(context=RunContext(bench, OfflineEngine()))
 
 
 def test_cited_answer_with_right_pages(research: RunService, workspace, bench) -> None:
@@ -161,19 +131,8 @@ def test_resume_in_a_new_process(research, workspace, settings) -> None:
 # -- researcher behaviours against real Chroma -----------------------------------------------
 
 
-def researcher_state(ws_id: str, question: str, **kw) -> dict:
-    return {
-        "workspace_id": ws_id,
-        "embed_model": "wordllama",
-        "question": question,
-        "retry_count": 0,
-        "plan": {"rag_queries": [question]},
-        **kw,
-    }
-
-
 def test_limits_thresholds_and_trace_per_pass(bench, workspace) -> None:
-    cfg = ctx_config(bench)
+    cfg = runtime_for(bench)
     first = researcher.node(researcher_state("plant", "pump inspection"), cfg)
     retry = researcher.node(researcher_state("plant", "pump inspection", retry_count=1), cfg)
     (t1,), (t2,) = first["trace"], retry["trace"]
@@ -208,7 +167,7 @@ def test_threshold_filters_and_counts(bench, workspace) -> None:
         researcher_state(
             "plant", "pump inspection", threshold_override=0.99, retrieval_mode="dense"
         ),
-        ctx_config(bench),
+        runtime_for(bench),
     )
     assert out["evidence"] == []
     assert out["trace"][0]["filtered_out"] >= 1
@@ -219,7 +178,7 @@ def test_threshold_filters_and_counts(bench, workspace) -> None:
 def test_workspace_filter_applies_to_retrieval(bench, workspace) -> None:
     other = bench.create_workspace("other", "wordllama")
     Ingestor(bench).ingest_bytes(other, ("pump inspection " * 60).encode(), "other.txt")
-    out = researcher.node(researcher_state("plant", "pump inspection"), ctx_config(bench))
+    out = researcher.node(researcher_state("plant", "pump inspection"), runtime_for(bench))
     assert out["evidence"]
     assert {e["filename"] for e in out["evidence"]} == {"plant-manual.pdf"}
 
@@ -227,7 +186,7 @@ def test_workspace_filter_applies_to_retrieval(bench, workspace) -> None:
 def test_stub_chunks_are_dropped_unless_nothing_else_is_left(bench) -> None:
     ws = bench.create_workspace("stubs", "wordllama")
     Ingestor(bench).ingest_bytes(ws, b"Pump inspection every week.", "stub.txt")
-    out = researcher.node(researcher_state("stubs", "pump inspection"), ctx_config(bench))
+    out = researcher.node(researcher_state("stubs", "pump inspection"), runtime_for(bench))
     (trace,) = out["trace"]
     assert trace["quality_fallback"] is True  # a stub scores 0, but it is all there is
     assert [e["quality"] for e in out["evidence"]] == [0.0]
@@ -239,11 +198,11 @@ def test_planner_appends_critic_focus_on_retry(bench) -> None:
         "retry_count": 1,
         "critique": {"unsupported_claims": ["relief valve"], "logical_gaps": ["units"]},
     }
-    out = planner.node(state, ctx_config(bench))
+    out = planner.node(state, runtime_for(bench))
     assert out["plan"]["rag_queries"][0] == "What is the pump pressure? relief valve units"
     assert out["plan"]["augmented"] is True
     assert out["plan"]["web_queries"] == []
     long_q = {"question": "pump " * 300, "retry_count": 0}
-    plan = planner.node(long_q, ctx_config(bench))["plan"]
+    plan = planner.node(long_q, runtime_for(bench))["plan"]
     assert all(len(q) <= 500 for q in plan["rag_queries"])
     assert len(plan["rag_queries"]) <= 3

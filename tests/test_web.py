@@ -16,10 +16,10 @@ from masis_core.llm.engine import default_allocation
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id
+from tests.apptest import fresh_app, settle
 from tests.fake_tavily import FakeTavily, result
 from tests.pdfs import make_pdf
-from tests.test_app import fresh_app, settle
-from tests.test_research import BOILER, PUMP, REVENUE_A, REVENUE_B
+from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
 
 QUESTION = "How often must the hydraulic pump be inspected?"
 WEB_RESULTS = [
