@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS runs (
     updated_at TEXT NOT NULL,
     owner TEXT,
     heartbeat TEXT,
-    input TEXT
+    input TEXT,
+    feedback INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
 CREATE TABLE IF NOT EXISTS bm25_chunks (
@@ -80,6 +81,7 @@ MIGRATIONS = (
     ("runs", "owner", "TEXT"),
     ("runs", "heartbeat", "TEXT"),
     ("runs", "input", "TEXT"),
+    ("runs", "feedback", "INTEGER"),
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from masis_core.jobs import FileProgress
+from masis_core.judgement import reliability
 from masis_core.runs import RunRecord
 
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
@@ -138,6 +139,22 @@ def kept_summary(scores: pd.DataFrame, embed_model: str, threshold: float) -> st
         f"{text}; kept scores: median {kept.median():.3f}, "
         f"10th percentile {kept.quantile(0.1):.3f}."
     )
+
+
+def verdict_reliability(runs: Iterable[RunRecord]) -> tuple[pd.DataFrame, float] | None:
+    """The reliability bins of the runs the analyst marked right or wrong: per confidence bin,
+    how many answers and the share marked right, and the expected calibration error; None
+    while no answer with a confidence has a verdict."""
+    pairs = [
+        (float(r.confidence), bool(r.feedback))
+        for r in runs
+        if r.confidence is not None and r.feedback is not None
+    ]
+    if not pairs:
+        return None
+    result = reliability(pairs)
+    bins = pd.DataFrame(result["bins"])
+    return bins[bins["count"] > 0].reset_index(drop=True), float(result["ece"])
 
 
 BATCH_COLUMNS = ["file", "status", "pages", "chunks", "pages without text", "error", "notes"]

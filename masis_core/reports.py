@@ -39,6 +39,8 @@ def run_markdown(rec: RunRecord) -> str:
     ]
     if rec.confidence is not None:
         lines.append(f"- Confidence: {round(rec.confidence * 100)}%")
+    if rec.feedback is not None:
+        lines.append(f"- Analyst's verdict: {'right' if rec.feedback else 'wrong'}")
     retries = rec.metrics.get("retry_reasons") or []
     if retries:
         lines.append(f"- Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")

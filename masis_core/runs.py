@@ -51,6 +51,7 @@ COLUMNS = (
     "owner",
     "heartbeat",
     "input",
+    "feedback",
 )
 # A running run's owner refreshes its heartbeat this often; one silent for STALE_RUN is taken
 # for dead even when its process id is alive (a reused pid, a process on another host).
@@ -86,6 +87,8 @@ class RunRecord:
     heartbeat: str | None = None
     # The graph's first input: a run stopped before its first checkpoint starts over from it.
     input: dict[str, Any] | None = None
+    # The analyst's verdict on the answer: True right, False wrong, None not marked.
+    feedback: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -122,6 +125,12 @@ class RunStore:
                 f"VALUES ({', '.join('?' * len(COLUMNS))})",
                 [row[c] for c in COLUMNS],
             )
+
+    def set_feedback(self, run_id: str, right: bool | None) -> None:
+        """Only the verdict changes: a thumbs click never rewrites the rest of the record."""
+        value = None if right is None else int(right)
+        with self._conn() as conn:
+            conn.execute("UPDATE runs SET feedback = ? WHERE run_id = ?", (value, run_id))
 
     def claim(self, run_id: str, owner: str) -> bool:
         """Take a paused or failed run for this process: one conditional UPDATE, so of two
@@ -206,6 +215,7 @@ def _record(row: sqlite3.Row) -> RunRecord:
         d[key] = json.loads(d[key] or empty)
     d["hitl"] = json.loads(d["hitl"]) if d["hitl"] else None
     d["input"] = json.loads(d["input"]) if d.get("input") else None
+    d["feedback"] = None if d.get("feedback") is None else bool(d["feedback"])
     return RunRecord(**d)
 
 
@@ -225,6 +235,10 @@ class RunService:
 
     def get(self, run_id: str) -> RunRecord | None:
         return self.store.get(run_id)
+
+    def mark(self, run_id: str, right: bool | None) -> None:
+        """The analyst's thumbs up (right) or down (wrong) on a run's answer."""
+        self.store.set_feedback(run_id, right)
 
     def runs(
         self, workspace_id: str, status: str | None = None, limit: int = 200

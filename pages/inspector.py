@@ -6,6 +6,7 @@ import streamlit as st
 
 from masis_core.inspection import (
     kept_summary,
+    verdict_reliability,
     node_latency,
     pass_summary,
     retry_reasons,
@@ -56,6 +57,17 @@ if reasons.empty:
     st.caption("No retries in this run.")
 else:
     st.dataframe(reasons, hide_index=True, width="stretch")
+
+st.subheader("Confidence against your verdicts")
+calibration = verdict_reliability(runs)
+if calibration is None:
+    st.caption(
+        "Mark answers right or wrong (👍 / 👎 under each answer) to see here how well the "
+        "confidence a run reports predicts your verdicts."
+    )
+else:
+    bins, ece = calibration
+    st.plotly_chart(charts.reliability(bins, ece), key="reliability")
 
 st.subheader(f"All runs in {ws.id}")
 everything = workspace_scores(runs)

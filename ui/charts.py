@@ -58,3 +58,31 @@ def latency(steps: pd.DataFrame) -> go.Figure:
     )
     fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis_title="")
     return fig
+
+
+def reliability(bins: pd.DataFrame, ece: float) -> go.Figure:
+    """Share of answers marked right per confidence bin against the diagonal a calibrated
+    confidence would follow; each bar's width spans its bin, its label counts the answers."""
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=(bins["lo"] + bins["hi"]) / 2,
+            y=bins["accuracy"],
+            width=bins["hi"] - bins["lo"],
+            text=bins["count"],
+            textposition="outside",
+            name="marked right",
+            marker_color="#1f4e79",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="calibrated", line={"dash": "dash"})
+    )
+    fig.update_layout(
+        title=f"Confidence vs your verdicts (expected calibration error {ece:.3f})",
+        xaxis={"title": "confidence", "range": [0, 1]},
+        yaxis={"title": "share marked right", "range": [0, 1.1]},
+        height=320,
+        margin={"t": 50, "b": 30},
+    )
+    return fig

@@ -14,7 +14,7 @@ from masis_core.markup import answer_markdown, escape_markdown, quote_block, saf
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
-from ui.resources import page_image
+from ui.resources import page_image, run_service
 
 NODE_ICONS = {
     "supervisor": "🧭",
@@ -178,6 +178,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if rec.metrics.get("accepted_by_analyst"):
         st.caption("Accepted by the analyst at review.")
     st.markdown(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
+    verdict(rec)
     violations = rec.metrics.get("citation_violations") or []
     flagged = rec.metrics.get("flagged_sentences") or []
     if violations:
@@ -192,6 +193,27 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     st.markdown("**Sources**")
     for c in rec.citations:
         _citation(c, ws, key=f"page-{rec.run_id}-{c['n']}")
+
+
+def _store_verdict(run_id: str, key: str) -> None:
+    value = st.session_state.get(key)
+    run_service().mark(run_id, None if value is None else value == 1)
+
+
+def verdict(rec: RunRecord) -> None:
+    """Thumbs up (the answer is right) or down (wrong), stored with the run: the inspector's
+    reliability diagram compares them with the confidence the run gave."""
+    key = f"feedback-{rec.run_id}"
+    left, right = st.columns([1, 5], vertical_alignment="center")
+    with left:
+        st.feedback(
+            "thumbs",
+            key=key,
+            default=None if rec.feedback is None else int(rec.feedback),
+            on_change=_store_verdict,
+            args=(rec.run_id, key),
+        )
+    right.caption("Is this answer right? Your verdict is kept with the run and exported.")
 
 
 def _conflicts(details: dict[str, Any]) -> dict[str, str]:
