@@ -6,11 +6,11 @@ import streamlit as st
 
 from masis_core.inspection import (
     kept_summary,
-    verdict_reliability,
     node_latency,
     pass_summary,
     retry_reasons,
     score_rows,
+    verdict_reliability,
     workspace_scores,
 )
 from masis_core.retrieval.thresholds import threshold_for
