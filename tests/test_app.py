@@ -250,3 +250,19 @@ def test_a_failing_page_shows_one_line_not_a_traceback(app: AppTest, bench, monk
     (error,) = at.error
     assert "This page failed (RuntimeError)" in error.value
     assert "/secret/path" not in error.value
+
+
+def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, bench) -> None:
+    at = ask(app.run(), "How often must the hydraulic pump be inspected?")
+    run_id = at.query_params["run"]
+    (thumbs,) = at.feedback
+    thumbs.set_value(1).run()  # 👍: the answer is right
+    assert not at.exception
+    assert RunService(bench).get(run_id).feedback is True
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception
+    figures = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Confidence vs your verdicts" in f for f in figures)
+    at.switch_page("pages/runs.py").run()
+    export = at.get("download_button")[0]
+    assert "verdict: right" in str(export.proto)
