@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
+from masis_core.reports import run_markdown
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app, settle
@@ -263,6 +264,4 @@ def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, ben
     assert not at.exception
     figures = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("Confidence vs your verdicts" in f for f in figures)
-    at.switch_page("pages/runs.py").run()
-    export = at.get("download_button")[0]
-    assert "verdict: right" in str(export.proto)
+    assert "- Analyst's verdict: right" in run_markdown(RunService(bench).get(run_id))
