@@ -183,10 +183,6 @@ class PendingParse:
         self._child.cancel()
 
 
-def parse_isolated(data: bytes, filename: str, timeout_s: float) -> ParsedDocument:
-    return PendingParse(data, filename, timeout_s).result()
-
-
 def render_pdf_page(
     path: Path, page_number: int, timeout_s: float, width_px: int = 900
 ) -> bytes | None:

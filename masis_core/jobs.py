@@ -229,12 +229,6 @@ class JobManager:
             j for j in jobs if j.workspace_id == workspace_id and j.kind == kind and not j.finished
         ]
 
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Wait until every job has finished (tests, and a clean shutdown)."""
-        with self._lock:
-            jobs = list(self._jobs.values())
-        return all(job.wait(timeout) for job in jobs)
-
     def _submit(self, pool: ThreadPoolExecutor, job: Job, work: Callable[[], None]) -> None:
         with self._lock:
             self._jobs[job.id] = job

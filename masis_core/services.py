@@ -21,7 +21,7 @@ from masis_core.llm.embeddings import (
     get_embedder,
     resolve_embedder_name,
 )
-from masis_core.llm.ollama import OllamaStatus, probe
+from masis_core.llm.ollama import OllamaStatus
 from masis_core.llm.providers import ProviderStatus, resolve_provider
 from masis_core.owners import HOST, owner_alive
 from masis_core.registry import Document, Registry, Workspace
@@ -62,9 +62,6 @@ class Workbench:
         )
 
     # -- providers ----------------------------------------------------------------------
-    def ollama_status(self) -> OllamaStatus:
-        return probe(self.settings.ollama_host)
-
     def provider_status(self, status: OllamaStatus | None = None) -> ProviderStatus:
         return resolve_provider(self.settings, status)
 

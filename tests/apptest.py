@@ -23,7 +23,7 @@ def settle(at: AppTest) -> AppTest:
     draw the page again, as the page's own follow-up does once a job ends."""
     from ui.resources import jobs
 
-    assert jobs().wait_idle(timeout=120)
+    assert all(job.wait(120) for job in list(jobs()._jobs.values()))
     at.run()
     assert not at.exception, at.exception
     return at
