@@ -197,6 +197,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             limit=args.limit,
             engine=args.engine,
             progress=None if args.json else sys.stderr,
+            workers=args.workers,
         )
         text = evaluation.format_report(report)
     print(json.dumps(report, indent=2) if args.json else text)
@@ -242,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")
     ev.add_argument("--limit", type=int, default=None)
     ev.add_argument("--engine", choices=["offline", "ollama"], default="offline")
+    ev.add_argument(
+        "--workers", type=int, default=None, help="governance: processes (default: cores, ≤ 2)"
+    )
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
     cal = sub.add_parser(

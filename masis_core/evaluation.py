@@ -1,24 +1,39 @@
 """Governance evaluation: does a run end as the case expects — answer, abstain or dispute?
 
-Each case's contexts go into a fresh workspace of a temporary data dir, the query is asked,
-and the outcome is classified: a cited answer = ``answer``; a ``no_evidence`` or
-``low_confidence`` review = ``abstain``; a ``conflict`` review = ``dispute``.
+Each case's contexts go into a workspace of its own, the query is asked, and the outcome is
+classified: a cited answer = ``answer``; a ``no_evidence`` or ``low_confidence`` review =
+``abstain``; a ``conflict`` review = ``dispute``. Every case also reports the critic's
+confidence, so the report can say how well that confidence is calibrated.
+
+All cases share one Workbench, one RunService and one data dir (on ``/dev/shm`` when there
+is one: the run store and checkpoints write to SQLite at every node).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
+import os
+import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
-from ingest.pipeline import Ingestor
+from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
+from masis_core.jobs import held
+from masis_core.judgement import reliability
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 
+log = logging.getLogger(__name__)
+
 MODES = ("answer", "abstain", "dispute")
+FAST_TMP = Path("/dev/shm")
 
 
 def classify(rec: RunRecord) -> str:
@@ -32,14 +47,117 @@ def classify(rec: RunRecord) -> str:
 
 
 def load_cases(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    cases = []
+    """The cases; with ``limit``, an even spread over the file (every n-th case), so a quick
+    run sees every category rather than the file's first one."""
     with path.open() as fh:
-        for line in fh:
-            if line.strip():
-                cases.append(json.loads(line))
-            if limit is not None and len(cases) >= limit:
-                break
+        cases = [json.loads(line) for line in fh if line.strip()]
+    if limit is not None and limit < len(cases):
+        step = len(cases) / limit
+        cases = [cases[int(i * step)] for i in range(limit)]
     return cases
+
+
+def temp_root() -> str | None:
+    """A RAM-backed temp dir when the machine has one (SQLite commits cost no disk sync)."""
+    return str(FAST_TMP) if FAST_TMP.is_dir() and os.access(FAST_TMP, os.W_OK) else None
+
+
+def governance_runs(
+    cases: list[dict[str, Any]],
+    *,
+    engine: str = "offline",
+    max_retries: int | None = None,
+    progress: TextIO | None = None,
+) -> Iterator[tuple[dict[str, Any], RunRecord]]:
+    """Run every case in a workspace of its own; yield (case, record) as each ends."""
+    with tempfile.TemporaryDirectory(prefix="masis-eval-", dir=temp_root()) as tmp:
+        bench = Workbench(Settings(data_dir=Path(tmp), provider=engine, embed_model="wordllama"))
+        ingestor = Ingestor(bench)
+        researcher = RunService(bench)
+        for n, case in enumerate(cases, start=1):
+            ws = bench.create_workspace(f"case-{n}", "wordllama")
+            # One batch: the next context is parsed in its child while this one is stored.
+            sources = [
+                Source(f"context-{i}.txt", held(text.encode()))
+                for i, text in enumerate(case["contexts"], start=1)
+            ]
+            for _ in ingestor.ingest_each(ws, sources):
+                pass
+            rec = researcher.ask(ws.id, case["query"], engine=engine, max_retries=max_retries)
+            yield case, rec
+            bench.delete_workspace(ws.id)
+            if progress is not None and n % 100 == 0:
+                print(f"{n}/{len(cases)} cases", file=progress, flush=True)
+
+
+def case_record(case: dict[str, Any], rec: RunRecord) -> dict[str, Any]:
+    """What the JSON report keeps of one case."""
+    confidence = rec.confidence
+    return {
+        "id": case.get("id"),
+        "category": case.get("category"),
+        "expected": case["expected_mode"],
+        "got": classify(rec),
+        "confidence": None if confidence is None else round(float(confidence), 4),
+    }
+
+
+def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
+    """Confusion, per-mode and per-category accuracy, and the confidence's calibration.
+
+    Calibration pairs each judged case's confidence (the estimated probability that the
+    answer is supported and answers the question) with whether answering was right (the case
+    expects an answer); cases that stopped before the critic (no evidence) have none."""
+    confusion: dict[str, Counter] = {m: Counter() for m in MODES}
+    categories: dict[str, Counter] = {}
+    for r in records:
+        confusion.setdefault(r["expected"], Counter())[r["got"]] += 1
+        cat = categories.setdefault(str(r["category"]), Counter())
+        cat["cases"] += 1
+        cat["correct"] += r["got"] == r["expected"]
+    total = len(records)
+    correct = sum(r["got"] == r["expected"] for r in records)
+    per_mode = {
+        m: {
+            "cases": sum(c.values()),
+            "accuracy": round(c[m] / sum(c.values()), 3) if sum(c.values()) else None,
+        }
+        for m, c in confusion.items()
+    }
+    judged = [
+        (r["confidence"], r["expected"] == "answer") for r in records if r["confidence"] is not None
+    ]
+    answered = [
+        (r["confidence"], r["expected"] == "answer")
+        for r in records
+        if r["confidence"] is not None and r["got"] == "answer"
+    ]
+    return {
+        "cases": total,
+        "engine": engine,
+        "accuracy": round(correct / total, 3) if total else None,
+        "per_mode": per_mode,
+        "per_category": {
+            k: {"cases": c["cases"], "accuracy": round(c["correct"] / c["cases"], 3)}
+            for k, c in sorted(categories.items())
+        },
+        "confusion": {m: dict(c) for m, c in confusion.items()},
+        "calibration": reliability(judged),
+        "calibration_answered": reliability(answered),
+        "records": records,
+    }
+
+
+def _run_shard(cases: list[dict[str, Any]], engine: str, progress: bool) -> list[dict[str, Any]]:
+    """One worker process's share of the cases (its own Workbench and data dir)."""
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    out = sys.stderr if progress else None
+    return [case_record(c, r) for c, r in governance_runs(cases, engine=engine, progress=out)]
+
+
+def default_workers() -> int:
+    """One worker per core, at most two: each holds its own embedder and Chroma client."""
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def run_governance(
@@ -48,39 +166,45 @@ def run_governance(
     limit: int | None = None,
     engine: str = "offline",
     progress: TextIO | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
+    """Run the cases, split over ``workers`` processes (default: one per core, at most 2).
+
+    Measured on the 1,481 development cases, 2 cores: one process 5 min 20 s on disk (before),
+    see the README for the current figures."""
     cases = load_cases(cases_path, limit)
-    confusion: dict[str, Counter] = {m: Counter() for m in MODES}
-    with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider=engine, embed_model="wordllama"))
-        ingestor = Ingestor(bench)
-        researcher = RunService(bench)
-        for n, case in enumerate(cases, start=1):
-            ws = bench.create_workspace(f"case-{n}", "wordllama")
-            for i, text in enumerate(case["contexts"], start=1):
-                ingestor.ingest_bytes(ws, text.encode(), f"context-{i}.txt")
-            rec = researcher.ask(ws.id, case["query"], engine=engine)
-            got = classify(rec)
-            confusion.setdefault(case["expected_mode"], Counter())[got] += 1
-            bench.delete_workspace(ws.id)
-            if progress is not None and n % 50 == 0:
-                print(f"{n}/{len(cases)} cases", file=progress, flush=True)
-    total = sum(sum(c.values()) for c in confusion.values())
-    correct = sum(confusion[m][m] for m in confusion)
-    per_mode = {
-        m: {
-            "cases": sum(c.values()),
-            "accuracy": round(c[m] / sum(c.values()), 3) if sum(c.values()) else None,
-        }
-        for m, c in confusion.items()
-    }
-    return {
-        "cases": total,
-        "engine": engine,
-        "accuracy": round(correct / total, 3) if total else None,
-        "per_mode": per_mode,
-        "confusion": {m: dict(c) for m, c in confusion.items()},
-    }
+    workers = default_workers() if workers is None else max(1, workers)
+    if workers == 1 or len(cases) < 2 * workers:
+        records = [
+            case_record(c, r) for c, r in governance_runs(cases, engine=engine, progress=progress)
+        ]
+        return summarise(records, engine)
+    shards = [cases[k::workers] for k in range(workers)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = list(
+            pool.map(
+                _run_shard,
+                shards,
+                [engine] * workers,
+                [progress is not None] * workers,
+            )
+        )
+    records = [done[n % workers][n // workers] for n in range(len(cases))]
+    return summarise(records, engine)
+
+
+def format_reliability(calibration: dict[str, Any]) -> list[str]:
+    """The reliability table: per confidence bin, how often answering was right."""
+    lines = [f"{'confidence':>12} | {'cases':>5} | {'mean conf':>9} | {'accuracy':>8} | gap"]
+    for b in calibration["bins"]:
+        if not b["count"]:
+            continue
+        gap = b["accuracy"] - b["mean_confidence"]
+        lines.append(
+            f"{b['lo']:.1f} – {b['hi']:.1f} | {b['count']:>5} | {b['mean_confidence']:>9.3f} | "
+            f"{b['accuracy']:>8.3f} | {gap:+.3f}"
+        )
+    return lines
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -95,4 +219,22 @@ def format_report(report: dict[str, Any]) -> str:
         acc = report["per_mode"][mode]["accuracy"]
         cells = " | ".join(f"{row.get(c, 0):>7}" for c in cols)
         lines.append(f"{mode:>16} | {cells} | {'' if acc is None else f'{acc:.1%}'}")
+    lines += ["", "per category:"]
+    lines += [
+        f"  {cat:<20} {v['cases']:>5} cases  {v['accuracy']:.1%}"
+        for cat, v in report["per_category"].items()
+    ]
+    for key, title in (
+        ("calibration", "every judged case"),
+        ("calibration_answered", "answered cases"),
+    ):
+        cal = report[key]
+        if not cal["count"]:
+            continue
+        lines += [
+            "",
+            f"confidence vs 'an answer was right' — {title} ({cal['count']}): "
+            f"expected calibration error {cal['ece']:.3f}",
+            *format_reliability(cal),
+        ]
     return "\n".join(lines)

@@ -6,14 +6,14 @@ trust that nothing was invented — every sentence of an answer is a sentence of
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from masis_core import judgement
 from masis_core.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
-from masis_core.text import content_stems, defang, numbers, sentences, strip_markers
+from masis_core.text import content_stems, defang, sentences, strip_markers
 
 MAX_ANSWER_SENTENCES = 5
 MAX_PER_CHUNK = 2
@@ -22,68 +22,6 @@ MAX_SENTENCE_WORDS = 90
 PLAIN_SENTENCE_WORDS = 35
 LENGTH_PENALTY = 0.005
 DUPLICATE_JACCARD = 0.6
-# Coverage of the question's content words below which an answer is not trusted.
-MIN_COVERAGE = 0.5
-
-NEGATIONS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "none",
-        "neither",
-        "nor",
-        "cannot",
-        "can't",
-        "won't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "doesn't",
-        "didn't",
-        "don't",
-        "hasn't",
-        "haven't",
-        "hadn't",
-        "without",
-        "failed",
-        "fails",
-        "fail",
-        "denied",
-        "denies",
-        "deny",
-        "rejected",
-        "rejects",
-        "refuted",
-        "false",
-        "unable",
-        "lacks",
-        "lack",
-    ]
-)
-ANTONYMS = [
-    ("increase", "decrease"),
-    ("increased", "decreased"),
-    ("rose", "fell"),
-    ("rise", "fall"),
-    ("higher", "lower"),
-    ("more", "less"),
-    ("gain", "loss"),
-    ("approved", "rejected"),
-    ("passed", "failed"),
-    ("safe", "unsafe"),
-    ("effective", "ineffective"),
-    ("won", "lost"),
-    ("before", "after"),
-    ("true", "false"),
-    ("confirmed", "denied"),
-    ("up", "down"),
-    ("above", "below"),
-    ("profit", "loss"),
-    ("growth", "decline"),
-    ("allowed", "prohibited"),
-]
 
 
 @dataclass
@@ -180,86 +118,21 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _polarity(text: str) -> bool:
-    return any(w in NEGATIONS or w.endswith("n't") for w in text.lower().split())
-
-
-def _antonym_clash(a: str, b: str) -> str | None:
-    wa, wb = set(a.lower().split()), set(b.lower().split())
-    for x, y in ANTONYMS:
-        if (x in wa and y in wb and y not in wa) or (y in wa and x in wb and x not in wa):
-            return f"{x} / {y}"
-    return None
-
-
-def find_conflicts(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
-    """Pairs of sources that talk about the same thing and disagree on a figure or a fact."""
-    wanted = content_stems(question)
-    relevant = [
-        s
-        for s in _candidate_sentences(question, evidence)
-        if wanted and len(wanted & s.stems) / len(wanted) >= 0.34
-    ]
-    conflicts: list[dict[str, Any]] = []
-    seen_pairs: set[tuple[str, str]] = set()
-    for a, b in itertools.combinations(relevant, 2):
-        ea, eb = evidence[a.marker - 1], evidence[b.marker - 1]
-        doc_a, doc_b = ea.get("doc_id") or ea.get("url"), eb.get("doc_id") or eb.get("url")
-        if doc_a == doc_b or (doc_a, doc_b) in seen_pairs:
-            continue
-        shared = a.stems & b.stems
-        if len(shared) < 2 or _jaccard(a.stems, b.stems) < 0.2:
-            continue
-        na, nb = numbers(a.text), numbers(b.text)
-        reason = None
-        only_a, only_b = na - nb, nb - na
-        if only_a and only_b:
-            reason = (
-                f"different figures: {', '.join(sorted(only_a))} vs {', '.join(sorted(only_b))}"
-            )
-        elif _polarity(a.text) != _polarity(b.text):
-            reason = "one source affirms what the other negates"
-        elif clash := _antonym_clash(a.text, b.text):
-            reason = f"opposite claims ({clash})"
-        if reason is None:
-            continue
-        seen_pairs.add((doc_a, doc_b))
-        seen_pairs.add((doc_b, doc_a))
-        conflicts.append(
-            {
-                "topic": " ".join(sorted(shared))[:120],
-                "reason": reason,
-                "sources": [source_ref(ea, a.text), source_ref(eb, b.text)],
-            }
-        )
-    return conflicts
-
-
-def source_ref(ev: Evidence, text: str) -> dict[str, Any]:
-    return {
-        "doc_id": ev.get("doc_id") or ev.get("url", ""),
-        "filename": ev.get("filename") or ev.get("url", ""),
-        "page": ev.get("page_start"),
-        "chunk_id": ev.get("chunk_id"),
-        "text": text,
-    }
-
-
 def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
-    """Coverage of the question's content words by the answer, and conflicts in the evidence."""
-    wanted = content_stems(question)
+    """The calibrated judgement of the draft (``masis_core.judgement``): confidence is the
+    estimated probability that the answer is supported by its citations and answers the
+    question; conflicts name two sources that take opposite positions on it."""
+    verdict = judgement.judge(question, answer, evidence)
     said = content_stems(strip_markers(answer))
-    covered = wanted & said
-    coverage = len(covered) / len(wanted) if wanted else (1.0 if answer else 0.0)
     missing = sorted(
         {w for w in keywords(question) if content_stems(w) and not content_stems(w) <= said}
     )
-    confidence = round(min(0.95, 0.3 + 0.65 * coverage), 3) if answer else 0.0
+    confidence = round(verdict.confidence, 3)
     return Critique(
         confidence=confidence,
         unsupported_claims=[],
         logical_gaps=missing,
         hallucination=False,
-        conflicts=find_conflicts(question, evidence),
-        recommend_retry=coverage < MIN_COVERAGE,
+        conflicts=verdict.conflicts,
+        recommend_retry=confidence < judgement.LOW_CONFIDENCE,
     )

@@ -15,10 +15,9 @@ from typing import Any, TypeVar, cast
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from masis_core import prompts
+from masis_core import judgement, prompts
 from masis_core.config import Settings
 from masis_core.errors import MalformedOutput
-from masis_core.llm import offline
 from masis_core.llm.engine import (
     OfflineEngine,
     StepResult,
@@ -180,27 +179,36 @@ class OllamaEngine:
             return StepResult(
                 fallback.value, error=f"{exc}; rule-based critic used instead", calls=2
             )
-        conflicts = []
+        named = []  # the model's own pairs: it reads meaning, so it names the point better
         for c in review.conflicts:
             sources = [
-                offline.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
+                judgement.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
                 for n in c.sources
                 if 1 <= n <= len(evidence)
             ]
             if len({s["doc_id"] for s in sources}) >= 2:
-                conflicts.append(
+                named.append(
                     {
                         "topic": c.topic,
                         "reason": "the model found a disagreement",
                         "sources": sources,
                     }
                 )
+        # The model's confidence is one more feature of the calibrated judgement, which also
+        # decides whether the sources are in dispute (an LLM flags disagreement too readily).
+        verdict = judgement.judge(
+            question,
+            answer,
+            evidence,
+            llm_confidence=float(review.confidence),
+        )
+        confidence = round(verdict.confidence, 3)
         value = Critique(
-            confidence=round(float(review.confidence), 3),
+            confidence=confidence,
             unsupported_claims=list(review.unsupported_claims),
             logical_gaps=list(review.logical_gaps),
             hallucination=bool(review.hallucination),
-            conflicts=conflicts,
-            recommend_retry=bool(review.recommend_retry),
+            conflicts=(named or verdict.conflicts) if verdict.conflicts else [],
+            recommend_retry=confidence < judgement.LOW_CONFIDENCE,
         )
         return StepResult(value, calls=calls)

@@ -1,0 +1,290 @@
+"""Refit the critic's calibrated judgement (``masis_core/confidence.json``).
+
+    python -m bench.fit_confidence --cases ../shared/eval/fitzgov-dev/governance_cases.jsonl \
+        [--cache /tmp/govfeatures.jsonl] [--folds 5] [--write] [--engine offline|ollama]
+
+Every case runs through the real graph once (no retries), and the features the critic
+computed on its draft are recorded (``--cache`` keeps them, so a refit takes seconds). A
+multinomial logistic regression (scikit-learn) then learns P(answer), P(abstain), P(dispute)
+from them; the dispute threshold is the one that maximises the mean of the three per-mode
+accuracies under the supervisor's rule (dispute first, then answer when P(answer) >= 0.65).
+Held-out figures come from stratified k-fold splits: each fold is predicted by a model that
+never saw it. ``--write`` stores the model fitted on all cases. With ``--engine ollama`` the
+LLM critic's confidence is recorded too and stacked on the features' probability.
+
+Cases whose run stopped before the critic (nothing passed retrieval) abstain whatever the
+model says; they are counted in the figures, not in the fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masis_core import judgement
+from masis_core.evaluation import classify, governance_runs, load_cases
+from masis_core.judgement import LOW_CONFIDENCE, MODES, reliability
+
+# What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a
+# rare mode counts as much as a common one) or the plain accuracy ("overall").
+OBJECTIVE = "balanced"
+DEFAULT_CASES = Path("../shared/eval/fitzgov-dev/governance_cases.jsonl")
+
+
+EVIDENCE_KEYS = (
+    "chunk_id",
+    "doc_id",
+    "filename",
+    "page_start",
+    "text",
+    "score",
+    "coverage",
+    "soft",
+)
+
+
+def collect(cases: list[dict[str, Any]], engine: str) -> list[dict[str, Any]]:
+    """Run each case once (no retries) and keep what the critic was given: the features are
+    recomputed from it at every refit, so a change of a feature needs no new runs."""
+    seen: list[dict[str, Any]] = []
+    original = judgement.judge
+
+    def recording(question: str, answer: str, evidence: list, **kw: Any) -> Any:
+        seen.append(
+            {
+                "question": question,
+                "answer": answer,
+                "evidence": [{k: ev.get(k) for k in EVIDENCE_KEYS} for ev in evidence],
+                "llm_confidence": kw.get("llm_confidence"),
+            }
+        )
+        return original(question, answer, evidence, **kw)
+
+    judgement.judge = recording  # type: ignore[assignment]
+    rows = []
+    try:
+        for case, rec in governance_runs(cases, engine=engine, max_retries=0, progress=sys.stderr):
+            rows.append(
+                {
+                    "id": case["id"],
+                    "category": case.get("category"),
+                    "expected": case["expected_mode"],
+                    "stopped": None if seen else classify(rec),
+                    "judged": seen[-1] if seen else None,
+                }
+            )
+            seen.clear()
+    finally:
+        judgement.judge = original  # type: ignore[assignment]
+    return rows
+
+
+def with_features(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row's features, computed now from the recorded critic inputs."""
+    for r in rows:
+        j = r.get("judged")
+        r["features"] = judgement.features(j["question"], j["answer"], j["evidence"]) if j else None
+        r["llm_confidence"] = j.get("llm_confidence") if j else None
+    return rows
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, c: float) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=c, max_iter=5000).fit(x, y)
+    return {
+        "coef": [round(float(v), 6) for v in model.coef_[0]],
+        "intercept": round(float(model.intercept_[0]), 6),
+    }
+
+
+def fit(rows: list[dict[str, Any]], names: list[str], c: float) -> dict[str, Any]:
+    """The dispute model on every judged draft, then for each candidate threshold the answer
+    model on the drafts it lets through; the threshold with the best mean per-mode accuracy
+    wins (so the answer model is the one the supervisor's 0.65 bar sees)."""
+    x = np.array([[r["features"].get(n, 0.0) for n in names] for r in rows])
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = (x - mean) / scale
+    params: dict[str, Any] = {
+        "features": names,
+        "mean": [round(float(v), 6) for v in mean],
+        "scale": [round(float(v), 6) for v in scale],
+        "dispute": _logistic(z, np.array([r["expected"] == "dispute" for r in rows]), c),
+    }
+    answer = np.array([r["expected"] == "answer" for r in rows])
+    d = params["dispute"]
+    p_dispute = 1.0 / (1.0 + np.exp(-(z @ np.array(d["coef"]) + d["intercept"])))
+    best = (-1.0, 0.5, None)
+    for tau in np.arange(0.2, 0.81, 0.025):
+        through = p_dispute < tau
+        if through.sum() < 20 or len(set(answer[through])) < 2:
+            continue
+        candidate = {**params, "answer": _logistic(z[through], answer[through], c)}
+        candidate["dispute_threshold"] = round(float(tau), 3)
+        got = scores(rows, predict(candidate, rows), [tau] * len(rows))
+        mean_acc = (
+            got["accuracy"]
+            if OBJECTIVE == "overall"
+            else sum(got["per_mode"].values()) / len(got["per_mode"])
+        )
+        if mean_acc > best[0]:
+            best = (mean_acc, float(tau), candidate)
+    assert best[2] is not None
+    return best[2]
+
+
+def decide(probs: dict[str, float] | None, dispute_threshold: float, stopped: str | None) -> str:
+    """The supervisor's rule on a judged draft: a conflict first, then the 0.65 bar."""
+    if probs is None:
+        return stopped or "abstain"
+    if probs["dispute"] >= dispute_threshold:
+        return "dispute"
+    return "answer" if probs["answer"] >= LOW_CONFIDENCE else "abstain"
+
+
+def scores(
+    rows: list[dict[str, Any]], probs: list[dict[str, float] | None], taus: list[float]
+) -> dict[str, Any]:
+    """Accuracy per mode and calibration of predictions (None: the run stopped early)."""
+    hits: dict[str, Counter] = {m: Counter() for m in MODES}
+    judged, answered = [], []
+    for r, p, tau in zip(rows, probs, taus, strict=True):
+        got = decide(p, tau, r["stopped"])
+        hits[r["expected"]]["n"] += 1
+        hits[r["expected"]]["ok"] += got == r["expected"]
+        if p is not None and got != "dispute":
+            judged.append((p["answer"], r["expected"] == "answer"))
+            if got == "answer":
+                answered.append(judged[-1])
+    total = sum(h["n"] for h in hits.values())
+    return {
+        "accuracy": round(sum(h["ok"] for h in hits.values()) / total, 3),
+        "per_mode": {m: round(h["ok"] / h["n"], 3) for m, h in hits.items() if h["n"]},
+        "ece": reliability(judged)["ece"],
+        "ece_answered": reliability(answered)["ece"],
+    }
+
+
+def predict(params: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, float] | None]:
+    out: list[dict[str, float] | None] = []
+    for r in rows:
+        f = r["features"]
+        if f is None:
+            out.append(None)
+        elif not f.get("answered"):
+            out.append({"answer": 0.0, "abstain": 1.0, "dispute": 0.0})
+        else:
+            out.append(judgement.probabilities(f, params))
+    return out
+
+
+def fit_all(rows: list[dict[str, Any]], names: list[str], c: float) -> dict[str, Any]:
+    judged = [r for r in rows if r["features"] is not None and r["features"].get("answered")]
+    return fit(judged, names, c)
+
+
+def cross_validate(
+    rows: list[dict[str, Any]], names: list[str], c: float, folds: int, seed: int
+) -> dict[str, Any]:
+    """Held-out figures: every case predicted by a model (and threshold) fitted without it."""
+    from sklearn.model_selection import StratifiedKFold
+
+    y = [r["expected"] for r in rows]
+    probs: list[dict[str, float] | None] = [None] * len(rows)
+    taus = [0.5] * len(rows)
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(np.zeros(len(rows)), y):
+        params = fit_all([rows[i] for i in train], names, c)
+        for i, p in zip(test, predict(params, [rows[i] for i in test]), strict=True):
+            probs[i], taus[i] = p, params["dispute_threshold"]
+    return scores(rows, probs, taus)
+
+
+def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float] | None:
+    """Weights of the LLM critic's opinion, when the runs recorded one (Ollama mode)."""
+    from sklearn.linear_model import LogisticRegression
+
+    usable = [r for r in rows if r["features"] and r["llm_confidence"] is not None]
+    if len(usable) < 50:
+        return None
+    z = [
+        [
+            judgement.logit(judgement.probabilities(r["features"], params)["answer"]),
+            judgement.logit(r["llm_confidence"]),
+        ]
+        for r in usable
+    ]
+    y = [r["expected"] == "answer" for r in usable]
+    model = LogisticRegression(max_iter=1000).fit(np.array(z), np.array(y))
+    a, b = model.coef_[0]
+    return {
+        "a": round(float(a), 4),
+        "b": round(float(b), 4),
+        "c": round(float(model.intercept_[0]), 4),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.fit_confidence")
+    ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--engine", choices=["offline", "ollama"], default="offline")
+    ap.add_argument("--cache", type=Path, default=None, help="JSON lines of recorded features")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--c", type=float, default=1.0, help="inverse L2 regularisation strength")
+    ap.add_argument("--drop", nargs="*", default=[], help="features to leave out")
+    ap.add_argument("--write", action="store_true", help="store the model in the repo")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+    if args.cache and args.cache.exists():
+        rows = [json.loads(line) for line in args.cache.read_text().splitlines() if line]
+    else:
+        rows = collect(load_cases(args.cases, args.limit), args.engine)
+        if args.cache:
+            args.cache.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = with_features(rows)
+    names = [n for n in judgement.features("", "", []) if n not in args.drop and n != "answered"]
+    params = fit_all(rows, names, args.c)
+    inside = scores(rows, predict(params, rows), [params["dispute_threshold"]] * len(rows))
+    held_out = cross_validate(rows, names, args.c, args.folds, args.seed)
+    stack = fit_llm_stack(rows, params)
+    params["llm"] = stack or {"a": 1.0, "b": 0.5, "c": 0.0, "fitted": False}
+    params["provenance"] = {
+        "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "cases": len(rows),
+        "source": str(args.cases.name),
+        "in_sample": inside,
+        "held_out": held_out,
+        "command": "python -m bench.fit_confidence " + " ".join(argv or sys.argv[1:]),
+    }
+    print(
+        f"{len(rows)} cases; {sum(r['features'] is None for r in rows)} stopped before the critic"
+    )
+    print(f"in sample : {inside}")
+    print(f"held out  : {held_out} ({args.folds} folds)")
+    print(f"dispute threshold {params['dispute_threshold']}; llm stack {params['llm']}")
+    for m in ("answer", "dispute"):
+        weights = zip(names, params[m]["coef"], strict=True)
+        top = sorted(weights, key=lambda kv: -abs(kv[1]))[:8]
+        print(f"  {m:>8}: " + ", ".join(f"{n} {w:+.2f}" for n, w in top))
+    if args.write:
+        judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
+        judgement.load_params.cache_clear()
+        print(f"written: {judgement.PARAMS_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Abstain rate on real manuals: on-topic questions the documents cannot answer.
+
+    python -m bench.manual_abstain [--pdfs .pdf-corpus/manuals] \
+        [--questions bench/data/manual-unanswerable.json] \
+        [--answerable bench/data/manual-answerable.json] [--data-dir /tmp/manuals-ws] [--json]
+
+The manuals are ingested once into one workspace (kept in ``--data-dir`` when given, so a
+second run skips the ingest); each question is asked through the whole offline graph, and
+the run's outcome is classified as in ``eval governance``. The unanswerable questions (each
+names the manual whose topic it is about, which does not hold what is asked) should end in a
+review (abstain); with ``--answerable``, questions the manuals do answer show the other side:
+how many still get a cited answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ingest.pipeline import Ingestor, Source, expand_paths
+from masis_core.config import Settings
+from masis_core.evaluation import classify, temp_root
+from masis_core.runs import RunService
+from masis_core.services import Workbench
+
+WORKSPACE = "manuals"
+
+
+def workspace(bench: Workbench, pdfs: Path) -> str:
+    """The manuals' workspace, ingested unless an earlier run left it in the data dir."""
+    ws = bench.open_workspace(WORKSPACE, "wordllama", create=True)
+    if not bench.documents(ws.id):
+        ingestor = Ingestor(bench)
+        sources = [Source.of_path(p) for p in expand_paths([pdfs])]
+        for report in ingestor.ingest_each(ws, sources):
+            print(report.line(), file=sys.stderr)
+    return ws.id
+
+
+def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]]) -> list[dict]:
+    rows = []
+    for q in questions:
+        rec = researcher.ask(ws_id, q["question"], engine="offline")
+        rows.append(
+            {
+                **q,
+                "got": classify(rec),
+                "confidence": rec.confidence,
+                "review": (rec.hitl or {}).get("kind"),
+            }
+        )
+    return rows
+
+
+def measure(pdfs: Path, files: dict[str, Path], data_dir: Path) -> dict[str, Any]:
+    bench = Workbench(Settings(data_dir=data_dir, provider="offline", embed_model="wordllama"))
+    ws_id = workspace(bench, pdfs)
+    researcher = RunService(bench)
+    report: dict[str, Any] = {}
+    for name, path in files.items():
+        rows = ask_all(researcher, ws_id, json.loads(path.read_text()))
+        abstained = sum(r["got"] == "abstain" for r in rows)
+        answered = sum(r["got"] == "answer" for r in rows)
+        report[name] = {
+            "questions": len(rows),
+            "abstained": round(abstained / len(rows), 3) if rows else None,
+            "answered": round(answered / len(rows), 3) if rows else None,
+            "rows": rows,
+        }
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.manual_abstain")
+    ap.add_argument("--pdfs", type=Path, default=Path(".pdf-corpus/manuals"))
+    ap.add_argument("--questions", type=Path, default=Path("bench/data/manual-unanswerable.json"))
+    ap.add_argument("--answerable", type=Path, default=None)
+    ap.add_argument("--data-dir", type=Path, default=None, help="keep the ingested manuals here")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    files = {"unanswerable": args.questions}
+    if args.answerable:
+        files["answerable"] = args.answerable
+    if args.data_dir:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+        report = measure(args.pdfs, files, args.data_dir)
+    else:
+        with tempfile.TemporaryDirectory(prefix="masis-manuals-", dir=temp_root()) as tmp:
+            report = measure(args.pdfs, files, Path(tmp))
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    for name, part in report.items():
+        print(
+            f"{name}: {part['questions']} questions, abstained {part['abstained']:.0%}, "
+            f"answered {part['answered']:.0%}"
+        )
+        for r in part["rows"]:
+            conf = "—" if r["confidence"] is None else f"{r['confidence']:.2f}"
+            print(f"  {r['got']:>8} {conf:>5}  {r['doc']}: {r['question']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,535 @@
+"""Judgement: answer, abstain or dispute — and the confidence as a calibrated probability.
+
+The critic's confidence is the estimated probability that the draft is supported by its
+citations *and* answers the question. It comes from small logistic regressions over
+interpretable features of (question, answer, evidence) — retrieval scores, how much of the
+question the cited sentences cover, whether what is asked (a number, a date, a version, a
+name) is present in the cited text, whether the question's own figures and names occur in any
+kept passage, and how the sources stand towards each other. The parameters live in
+``masis_core/confidence.json`` and are refitted with ``python -m bench.fit_confidence``
+(scikit-learn, bench only); inference here is numpy.
+
+Two models: P(dispute) — when it passes the fitted threshold, the two sources that oppose
+each other most are named with the point they disagree on (the conflict review shows them) —
+and, for drafts without a conflict, P(answer), which is ``confidence``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from masis_core.state import Evidence
+from masis_core.text import content_stems, defang, markers, names, sentences, strip_markers
+
+log = logging.getLogger(__name__)
+
+PARAMS_PATH = Path(__file__).with_name("confidence.json")
+MODES = ("answer", "abstain", "dispute")
+# The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
+LOW_CONFIDENCE = 0.65
+
+# -- what the question asks for ----------------------------------------------------------------
+_QUANTITY_Q = re.compile(
+    r"\bhow (?:many|much|far|long|old|big|large|tall|high|often|fast|deep|heavy|wide|small)\b"
+    r"|\b(?:what|which) (?:is |was |are |were )?(?:the )?(?:\w+ ){0,2}"
+    r"(?:number|percentage|percent|proportion|share|rate|ratio|amount|cost|price|size|total"
+    r"|average|median|count|temperature|speed|distance|duration|length|weight|value|revenue"
+    r"|population|budget|salary|score|capacity|limit|fee|dose|dosage|frequency|margin|yield"
+    r"|growth|age|height|depth|volume)\b",
+    re.I,
+)
+_DATE_Q = re.compile(
+    r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day"
+    r"|month|time)\b|\bsince when\b|\bhow recently\b",
+    re.I,
+)
+_VERSION_Q = re.compile(r"\b(?:what|which) (?:\w+ )?(?:version|release)\b", re.I)
+_WHO_Q = re.compile(
+    r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|are|were|did|made|wrote|created|founded|led)\b"
+    r"|\bwhich (?:company|companies|person|people|organi[sz]ation|firm|agency|author|country"
+    r"|countries|city|cities|team|vendor|manufacturer|university)\b",
+    re.I,
+)
+_YES_NO_Q = re.compile(
+    r"^\s*(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|had|must|may)\b",
+    re.I,
+)
+_NUMBER_WORDS = (
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
+    r"|hundred|thousand|million|billion|dozen|half|twice|double|triple"
+)
+_NUMBER_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.I)
+_DIGITS = re.compile(r"\d[\d,.]*")
+_MONTHS = r"january|february|march|april|june|july|august|september|october|november|december"
+_HAS_DATE = re.compile(
+    rf"\b(?:{_MONTHS})\b|\b\d{{1,4}}[-/]\d{{1,2}}[-/]\d{{1,4}}\b"
+    r"|\b(?:century|decade|yesterday|today|ago)\b",
+    re.I,
+)
+_HAS_VERSION = re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bversion \d|\brelease \d", re.I)
+_YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
+_FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*(%|percent\b|[a-zA-Z]{2,})?")
+
+
+def asked_kind(question: str) -> str:
+    """What the question asks for: quantity, date, version, name, yes_no or open."""
+    q = question.strip()
+    if _VERSION_Q.search(q):
+        return "version"
+    if _DATE_Q.search(q):
+        return "date"
+    if _QUANTITY_Q.search(q):
+        return "quantity"
+    if _WHO_Q.search(q):
+        return "name"
+    if _YES_NO_Q.search(q):
+        return "yes_no"
+    return "open"
+
+
+_FRAME = re.compile(
+    r"^\s*(?:(?:what|which|who|whom|whose|when|where|why|how)(?:\s+(?:many|much|far|long|old|big"
+    r"|often|is|are|was|were|do|does|did|can|could|should|would|will|has|have|had))*|is|are|was"
+    r"|were|does|do|did|can|could|should|would|will|has|have)\b",
+    re.I,
+)
+
+
+def head_stems(question: str, n: int = 2) -> set[str]:
+    """The first content words after the question's frame: what it is about first and
+    foremost ("How is the *success rate* of CBT…", "What is the maximum *cable length*…")."""
+    body = _FRAME.sub(" ", question, count=1)
+    out: list[str] = []
+    for w in re.findall(r"[A-Za-z][\w'-]*", body):
+        st = content_stems(w)
+        if st:
+            out.extend(sorted(st))
+        if len(out) >= n:
+            break
+    return set(out[:n])
+
+
+def _figures_beyond(text: str, question: str) -> set[str]:
+    """Figures of ``text`` that are not the question's own and not version or section numbers
+    ('4.2.2', '1.3.1'): a manual is full of those, and they answer no 'how many'."""
+    own = set(_DIGITS.findall(question))
+    return {
+        n.rstrip(".,")
+        for n in _DIGITS.findall(text)
+        if n.rstrip(".,").count(".") < 2 and n.rstrip(".,") not in own
+    }
+
+
+def kind_present(kind: str, text: str, question: str = "") -> bool:
+    """Is something of the asked kind in ``text``, beyond what the question itself says?"""
+    if kind == "quantity":
+        return bool(_figures_beyond(text, question) or _NUMBER_WORD.search(text))
+    if kind == "date":
+        years = set(_YEAR.findall(text)) - set(_YEAR.findall(question))
+        return bool(years or _HAS_DATE.search(_YEAR.sub(" ", text)))
+    if kind == "version":
+        return bool(_HAS_VERSION.search(text))
+    if kind == "name":
+        asked = {n.lower() for n in names(" " + question)}
+        return any(n.lower() not in asked for n in names(" " + text))
+    return True
+
+
+# -- how sources stand ---------------------------------------------------------------------------
+# Opposite positions on a claim, as an analyst's documents word them: direction, verdict,
+# likelihood, recommendation, safety, effect. Each pair is (one side, the other side).
+STANCE_PAIRS: tuple[tuple[str, str], ...] = (
+    ("increas", "decreas"),
+    ("increas", "reduc"),
+    ("rise", "fall"),
+    ("rose", "fell"),
+    ("higher", "lower"),
+    ("more", "less"),
+    ("gain", "loss"),
+    ("improv", "worsen"),
+    ("better", "worse"),
+    ("benefi", "harm"),
+    ("safe", "unsafe"),
+    ("safe", "danger"),
+    ("safe", "risk"),
+    ("effective", "ineffective"),
+    ("recommend", "against"),
+    ("support", "oppos"),
+    ("support", "contradict"),
+    ("confirm", "refut"),
+    ("confirm", "den"),
+    ("likely", "unlikely"),
+    ("accurate", "inaccurate"),
+    ("reliable", "unreliable"),
+    ("success", "fail"),
+    ("approv", "reject"),
+    ("allow", "prohibit"),
+    ("legal", "illegal"),
+    ("strong", "weak"),
+    ("superior", "inferior"),
+    ("outperform", "underperform"),
+    ("growth", "decline"),
+    ("profit", "loss"),
+    ("positive", "negative"),
+    ("caus", "no link"),
+    ("link", "no link"),
+    ("significant", "no significant"),
+    ("evidence", "no evidence"),
+)
+
+
+def _any_word(words: str) -> re.Pattern[str]:
+    """A case-blind pattern for any of the space-separated words (regex fragments)."""
+    return re.compile(r"\b(?:" + "|".join(words.split()) + r")\b", re.I)
+
+
+# Words by which a passage takes issue with another position.
+DISAGREEMENT = _any_word(
+    r"critici[sz]\w* disput\w* contradict\w* refut\w* challeng\w* contrary disagree\w*"
+    r" dismiss\w* debunk\w* flawed overstat\w* misleading questioned rebut\w* counter\w*"
+    r" inconsistent\s+with at\s+odds not\s+supported no\s+evidence does\s+not\s+support fails?\s+to"
+)
+# A position attributed to someone: who argues what.
+OPINION = _any_word(
+    r"argu\w* contend\w* claim\w* insist\w* maintain\w* assert\w* believ\w* advocat\w*"
+    r" proponents? critics? skeptics? opponents? supporters?"
+)
+# A finding reported by a study, survey or report: two of them can land on opposite sides.
+REPORTING = _any_word(
+    r"found finds study studies survey\w* report\w* analys[ie]s trial review concluded"
+    r" according\s+to estimat\w* measured"
+)
+# Qualifications inside one passage: a hedged answer rather than two camps.
+HEDGE = _any_word(
+    r"however although though but while whereas depend\w* vary varies uncertain\w*"
+    r" limited may might could caveat unclear mixed"
+)
+NEGATION = re.compile(
+    r"\b(?:not|no|never|none|neither|nor|cannot|without|lack\w*|n't)\b|n't\b",
+    re.I,
+)
+
+
+def _stance_hits(text: str) -> set[tuple[int, int]]:
+    """(pair index, side) for every stance pole the text takes."""
+    low = " " + text.lower()
+    hits = set()
+    for i, (a, b) in enumerate(STANCE_PAIRS):
+        # The negative pole first: "no link" must not also count as "link".
+        has_b = f" {b}" in low
+        stripped = low.replace(f" {b}", " ") if " " in b else low
+        has_a = f" {a}" in stripped
+        if has_a and not has_b:
+            hits.add((i, 0))
+        elif has_b and not has_a:
+            hits.add((i, 1))
+    return hits
+
+
+def stance_clash(a: str, b: str) -> str | None:
+    """The first stance on which two texts take opposite poles, e.g. 'increase / decrease'."""
+    ha, hb = _stance_hits(a), _stance_hits(b)
+    for i, side in sorted(ha):
+        if (i, 1 - side) in hb:
+            x, y = STANCE_PAIRS[i]
+            return f"{x}… / {y}…" if side == 0 else f"{y}… / {x}…"
+    return None
+
+
+def _figures(text: str) -> dict[str, set[str]]:
+    """Figures by the word after them: {'kilograms': {'21'}, '%': {'18.3'}}."""
+    out: dict[str, set[str]] = {}
+    for value, unit in _FIGURE.findall(text):
+        if unit and not _YEAR.fullmatch(value):
+            out.setdefault(unit.lower(), set()).add(value.replace(",", ""))
+    return out
+
+
+def figure_clash(a: str, b: str) -> str | None:
+    """Two texts give different figures for the same unit (and share none for it)."""
+    fa, fb = _figures(a), _figures(b)
+    for unit in sorted(set(fa) & set(fb)):
+        if not fa[unit] & fb[unit]:
+            return f"{unit}: {', '.join(sorted(fa[unit]))} vs {', '.join(sorted(fb[unit]))}"
+    return None
+
+
+def _negated(text: str) -> bool:
+    return bool(NEGATION.search(text))
+
+
+# -- features ----------------------------------------------------------------------------------
+@dataclass
+class Pair:
+    """Two passages of different sources and how they stand towards each other."""
+
+    a: int
+    b: int
+    stance: str | None
+    figures: str | None
+    negation: bool
+    disagreement: bool
+    shared: float
+
+    @property
+    def strength(self) -> float:
+        return (
+            2.0 * bool(self.stance)
+            + 1.5 * self.disagreement
+            + 1.0 * bool(self.figures)
+            + 0.5 * self.negation
+            + self.shared
+        )
+
+
+@dataclass
+class Judgement:
+    features: dict[str, float]
+    probabilities: dict[str, float]
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def confidence(self) -> float:
+        return self.probabilities["answer"]
+
+
+def _doc(ev: Evidence) -> str:
+    return str(ev.get("doc_id") or ev.get("url") or ev.get("chunk_id") or "")
+
+
+def _share(wanted: set[str], have: set[str]) -> float:
+    return len(wanted & have) / len(wanted) if wanted else 1.0
+
+
+def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
+    wanted = content_stems(question)
+    texts = [defang(ev.get("text", "")) for ev in evidence]
+    stems = [content_stems(t) for t in texts]
+    out = []
+    for i, j in itertools.combinations(range(len(evidence)), 2):
+        if _doc(evidence[i]) == _doc(evidence[j]):
+            continue
+        shared = _share(wanted, stems[i] & stems[j]) if wanted else 0.0
+        out.append(
+            Pair(
+                a=i,
+                b=j,
+                stance=stance_clash(texts[i], texts[j]),
+                figures=figure_clash(texts[i], texts[j]),
+                negation=_negated(texts[i]) != _negated(texts[j]),
+                disagreement=bool(DISAGREEMENT.search(texts[i]) or DISAGREEMENT.search(texts[j])),
+                shared=shared,
+            )
+        )
+    return out
+
+
+def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, float]:
+    """Interpretable features of a draft; every one means the same on any document set."""
+    wanted = content_stems(question)
+    said = strip_markers(answer)
+    cited_n = {m for m in markers(answer) if 1 <= m <= len(evidence)}
+    cited = " ".join(evidence[m - 1].get("text", "") for m in sorted(cited_n))
+    every = " ".join(ev.get("text", "") for ev in evidence)
+    passage_stems = [content_stems(ev.get("text", "")) for ev in evidence]
+    kind = asked_kind(question)
+    specific = kind not in ("open", "yes_no")
+    q_numbers = {n for n in re.findall(r"\d[\d,.]*\d|\d", question)}
+    # Names after the question's first word ("What", "How" are capitalised, not names).
+    q_names = {n.lower() for n in names(question)}
+    low_every = every.lower()
+    pairs = _pairs(question, evidence)
+    docs = {_doc(ev) for ev in evidence}
+    texts = [ev.get("text", "") for ev in evidence]
+    return {
+        "answered": float(bool(said)),
+        "answer_coverage": _share(wanted, content_stems(said)) if said else 0.0,
+        "best_passage_coverage": max((_share(wanted, s) for s in passage_stems), default=0.0),
+        "evidence_coverage": _share(wanted, set().union(*passage_stems)) if evidence else 0.0,
+        "max_dense": max((float(ev.get("score") or 0.0) for ev in evidence), default=0.0),
+        "max_keyword_coverage": max(
+            (float(ev.get("coverage") or 0.0) for ev in evidence), default=0.0
+        ),
+        "max_soft": max((float(ev.get("soft") or 0.0) for ev in evidence), default=0.0),
+        "head_missing_cited": 1.0 - _share(head_stems(question), content_stems(cited)),
+        "head_missing_all": 1.0 - _share(head_stems(question), content_stems(every)),
+        "asked_specific": float(specific),
+        "asked_missing_cited": float(specific and not kind_present(kind, cited, question)),
+        "asked_missing_all": float(specific and not kind_present(kind, every, question)),
+        "yes_no": float(kind == "yes_no"),
+        "question_figures_missing": float(any(n not in every for n in q_numbers)),
+        "question_names_missing": (
+            sum(n not in low_every for n in q_names) / len(q_names) if q_names else 0.0
+        ),
+        "sources": float(min(len(docs), 4)),
+        "stance_clash": float(any(p.stance for p in pairs)),
+        "figure_clash": float(any(p.figures for p in pairs)),
+        "negation_split": float(any(p.negation for p in pairs)),
+        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in texts)),
+        "opinion_sources": float(sum(bool(OPINION.search(t)) for t in texts)),
+        "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in texts)),
+        "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in texts))),
+        "years_differ": float(
+            len({frozenset(_YEAR.findall(t)) for t in texts if _YEAR.search(t)}) >= 2
+        ),
+    }
+
+
+# -- the model ---------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def load_params() -> dict[str, Any]:
+    """The fitted parameters shipped with the package (``masis_core/confidence.json``)."""
+    text = PARAMS_PATH.read_text()
+    return json.loads(text)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def probabilities(
+    feats: dict[str, float], params: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """P(dispute), then P(answer) for a draft the dispute model let through, from two
+    logistic regressions on the standardised features; P(abstain) = 1 - P(answer).
+
+    The answer model is fitted on the drafts with no conflict reported, so its probability
+    is the one the supervisor acts on: among drafts that reach the 0.65 bar, it is the share
+    that should have been answered."""
+    p = params or load_params()
+    x = np.array([float(feats.get(n, 0.0)) for n in p["features"]])
+    x = (x - np.array(p["mean"])) / np.array(p["scale"])
+    dispute = _sigmoid(float(np.dot(p["dispute"]["coef"], x) + p["dispute"]["intercept"]))
+    answer = _sigmoid(float(np.dot(p["answer"]["coef"], x) + p["answer"]["intercept"]))
+    return {"answer": answer, "abstain": 1.0 - answer, "dispute": dispute}
+
+
+def with_opinion(
+    p_answer: float, llm_confidence: float, params: dict[str, Any] | None = None
+) -> float:
+    """Stack the LLM critic's own confidence onto the feature model (Platt-style, in log-odds).
+
+    The weight is refitted by ``bench.fit_confidence --engine ollama``; until then it is the
+    prior in the parameter file (the LLM's opinion counts half as much as the features)."""
+    llm = (params or load_params()).get("llm", {"a": 1.0, "b": 0.5, "c": 0.0})
+    z = llm["a"] * logit(p_answer) + llm["b"] * logit(llm_confidence) + llm["c"]
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def source_ref(ev: Evidence, text: str) -> dict[str, Any]:
+    return {
+        "doc_id": ev.get("doc_id") or ev.get("url", ""),
+        "filename": ev.get("filename") or ev.get("url", ""),
+        "page": ev.get("page_start"),
+        "chunk_id": ev.get("chunk_id"),
+        "text": text,
+    }
+
+
+def _key_sentence(text: str, wanted: set[str], term: str | None) -> str:
+    """The passage's sentence that best shows its position: holds the clash term, covers the
+    question most."""
+    best, best_score = "", -1.0
+    for s in sentences(defang(text)) or [defang(text)]:
+        score = _share(wanted, content_stems(s)) + (1.0 if term and term in s.lower() else 0.0)
+        if score > best_score:
+            best, best_score = s, score
+    return best[:600]
+
+
+def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
+    """The two sources that oppose each other most, and on what: the conflict review's item."""
+    pairs = _pairs(question, evidence)
+    if not pairs:
+        return []
+    best = max(pairs, key=lambda p: (p.strength, -p.a, -p.b))
+    ea, eb = evidence[best.a], evidence[best.b]
+    if best.stance:
+        reason = f"opposite positions ({best.stance.replace('…', '')})"
+        terms = [t.strip() for t in best.stance.replace("…", "").split("/")]
+    elif best.disagreement:
+        reason = "one source disputes the other's position"
+        terms = [None, None]
+    elif best.figures:
+        reason = f"different figures for {best.figures}"
+        terms = [None, None]
+    else:
+        reason = "the sources take different positions on the question"
+        terms = [None, None]
+    wanted = content_stems(question)
+    ta = _key_sentence(ea.get("text", ""), wanted, terms[0])
+    tb = _key_sentence(eb.get("text", ""), wanted, terms[-1])
+    topic = " ".join(sorted(wanted & content_stems(ta) & content_stems(tb))) or question.strip()
+    return [
+        {
+            "topic": topic[:120],
+            "reason": reason,
+            "sources": [source_ref(ea, ta), source_ref(eb, tb)],
+        }
+    ]
+
+
+def judge(
+    question: str,
+    answer: str,
+    evidence: list[Evidence],
+    *,
+    llm_confidence: float | None = None,
+    params: dict[str, Any] | None = None,
+) -> Judgement:
+    """Features, the three probabilities, and the conflict to show when it is a dispute."""
+    p = params or load_params()
+    feats = features(question, answer, evidence)
+    probs = probabilities(feats, p) if answer else {"answer": 0.0, "abstain": 1.0, "dispute": 0.0}
+    if llm_confidence is not None and answer:
+        probs["answer"] = with_opinion(probs["answer"], llm_confidence, p)
+    conflicts = (
+        name_conflict(question, evidence)
+        if probs.get("dispute", 0.0) >= p.get("dispute_threshold", 0.5)
+        else []
+    )
+    return Judgement(feats, probs, conflicts)
+
+
+# -- calibration -------------------------------------------------------------------------------
+def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> dict[str, Any]:
+    """Expected calibration error and the reliability bins of (confidence, was right) pairs.
+
+    Equal-width bins over [0, 1]; ECE is the count-weighted mean |accuracy - confidence|."""
+    rows = []
+    total = len(pairs)
+    ece = 0.0
+    for k in range(bins):
+        lo, hi = k / bins, (k + 1) / bins
+        inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (k == bins - 1 and c == 1.0)]
+        if inside:
+            mean_c = sum(c for c, _ in inside) / len(inside)
+            acc = sum(ok for _, ok in inside) / len(inside)
+            ece += len(inside) / total * abs(acc - mean_c)
+        else:
+            mean_c = acc = None
+        rows.append(
+            {
+                "lo": round(lo, 3),
+                "hi": round(hi, 3),
+                "count": len(inside),
+                "mean_confidence": None if mean_c is None else round(mean_c, 4),
+                "accuracy": None if acc is None else round(acc, 4),
+            }
+        )
+    return {"ece": round(ece, 4) if total else None, "count": total, "bins": rows}

@@ -1,0 +1,107 @@
+"""``eval governance``: per-case records, the calibration block and the reliability table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from masis_core import evaluation
+from masis_core.__main__ import main
+
+CASES = [
+    {
+        "id": "ups-answer",
+        "category": "grounding",
+        "query": "How often must the hydraulic pump be inspected?",
+        "contexts": [
+            "The hydraulic pump must be inspected every 500 operating hours by a technician. "
+            "The technician checks the seals and the relief valve during each inspection."
+        ],
+        "expected_mode": "answer",
+    },
+    {
+        "id": "off-topic",
+        "category": "abstention",
+        "query": "What is the recipe for beef stroganoff?",
+        "contexts": [
+            "The mitochondria is the powerhouse of the cell, producing ATP.",
+            "Photosynthesis occurs in the chloroplasts of plant cells.",
+        ],
+        "expected_mode": "abstain",
+    },
+    {
+        "id": "two-camps",
+        "category": "dispute",
+        "query": "Does the sweetener cause weight gain?",
+        "contexts": [
+            "A 2023 systematic review of 56 studies found that long-term use of the sweetener "
+            "increases body weight and recommended against its use for weight control.",
+            "A 2024 randomised trial of 1,548 adults found that the sweetener reduces body "
+            "weight and criticized the review for relying on observational data.",
+        ],
+        "expected_mode": "dispute",
+    },
+]
+
+
+def records() -> list[dict]:
+    return [
+        {"id": "a", "category": "x", "expected": "answer", "got": "answer", "confidence": 0.9},
+        {"id": "b", "category": "x", "expected": "answer", "got": "abstain", "confidence": 0.3},
+        {"id": "c", "category": "y", "expected": "abstain", "got": "abstain", "confidence": None},
+        {"id": "d", "category": "y", "expected": "dispute", "got": "answer", "confidence": 0.8},
+    ]
+
+
+def test_summary_has_records_modes_categories_and_calibration() -> None:
+    report = evaluation.summarise(records(), "offline")
+    assert report["cases"] == 4
+    assert report["accuracy"] == 0.5
+    assert report["per_mode"]["answer"] == {"cases": 2, "accuracy": 0.5}
+    assert report["per_category"]["y"] == {"cases": 2, "accuracy": 0.5}
+    assert report["records"][0] == records()[0]
+    cal = report["calibration"]
+    assert cal["count"] == 3  # the case that stopped before the critic has no confidence
+    assert len(cal["bins"]) == 10
+    assert set(cal["bins"][0]) == {"lo", "hi", "count", "mean_confidence", "accuracy"}
+    assert report["calibration_answered"]["count"] == 2  # a and d were answered
+    # Answering was right for a (0.9) and b (0.3), wrong for d (0.8), each in its own bin:
+    # (0.1 + 0.7 + 0.8) / 3.
+    assert cal["ece"] == pytest.approx(0.5333, abs=1e-3)
+
+
+def test_text_report_prints_a_reliability_table() -> None:
+    text = evaluation.format_report(evaluation.summarise(records(), "offline"))
+    assert "expected calibration error" in text
+    assert "mean conf" in text and "accuracy" in text
+    assert "0.8 – 0.9" in text
+    assert "per category" in text
+
+
+def test_limit_spreads_over_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps({"id": i}) + "\n" for i in range(100)))
+    picked = [c["id"] for c in evaluation.load_cases(path, 4)]
+    assert picked == [0, 25, 50, 75]
+    assert len(evaluation.load_cases(path)) == 100
+
+
+@pytest.mark.slow
+def test_eval_governance_json_end_to_end(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    assert main(["eval", "governance", "--cases", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == 3
+    got = {r["id"]: r for r in report["records"]}
+    assert set(got) == {"ups-answer", "off-topic", "two-camps"}
+    for r in report["records"]:
+        assert set(r) == {"id", "category", "expected", "got", "confidence"}
+        assert r["got"] in {"answer", "abstain", "dispute"}
+    assert got["ups-answer"]["got"] == "answer"
+    assert got["ups-answer"]["confidence"] >= 0.65
+    assert got["off-topic"]["got"] == "abstain"
+    assert got["two-camps"]["got"] == "dispute"
+    assert {"ece", "bins", "count"} <= set(report["calibration"])

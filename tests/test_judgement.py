@@ -1,0 +1,222 @@
+"""The critic's judgement: each feature on text like an analyst's PDFs, the calibrated
+confidence, stance conflicts in the review's shape, and the reliability function."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from masis_core import judgement
+from masis_core.judgement import (
+    LOW_CONFIDENCE,
+    asked_kind,
+    features,
+    figure_clash,
+    judge,
+    kind_present,
+    reliability,
+    stance_clash,
+)
+from masis_core.llm import offline
+from masis_core.state import Evidence
+
+UPS_RUNTIME = (
+    "The upsc command lists the variables a UPS driver exposes. battery.runtime reports the "
+    "remaining runtime in seconds, and battery.charge the charge in percent; when the UPS "
+    "switches to battery the ups.status variable changes from OL to OB."
+)
+UPS_SHUTDOWN = (
+    "When the UPS reaches a low battery state, upsmon tells the master to shut down the "
+    "system. The shutdown command is configured with SHUTDOWNCMD in upsmon.conf, and the "
+    "POWERDOWNFLAG file tells the init scripts to power off the UPS load."
+)
+R_INSTALL = (
+    "R can be installed from source on a Unix-alike by running configure and make in the "
+    "top-level directory. The make install target copies the complete R tree to the prefix "
+    "given to configure, by default /usr/local."
+)
+
+
+def ev(n: int, text: str, doc: str | None = None, score: float = 0.5) -> Evidence:
+    return Evidence(
+        chunk_id=f"c{n}",
+        doc_id=doc or f"doc{n}",
+        filename=f"{doc or f'doc{n}'}.pdf",
+        page_start=n + 3,
+        page_end=n + 3,
+        text=text,
+        score=score,
+        coverage=0.6,
+        soft=0.5,
+        source="kb",
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many minutes of runtime does a Back-UPS 700 give at half load?", "quantity"),
+        ("What is the maximum length of the serial cable?", "quantity"),
+        ("When was the POWERDOWNFLAG mechanism introduced?", "date"),
+        ("Which version of R added the make install target?", "version"),
+        ("Who maintains the usbhid-ups driver?", "name"),
+        ("Is it safe to run upsmon as root?", "yes_no"),
+        ("How do I install R from source?", "open"),
+    ],
+)
+def test_asked_kind(question: str, kind: str) -> None:
+    assert asked_kind(question) == kind
+
+
+def test_what_is_asked_present_or_absent_in_manual_text() -> None:
+    q = "After how many years should the battery of a UPS be replaced?"
+    assert asked_kind(q) == "quantity"
+    assert not kind_present("quantity", UPS_SHUTDOWN, q)  # the topic, no figure
+    assert kind_present("quantity", "Replace the battery every 3 to 5 years.", q)
+    assert kind_present("date", "It was added to NUT in 2011.", "")
+    assert not kind_present("date", UPS_SHUTDOWN, "")
+    assert kind_present("version", "R 4.2.2 added it.", "")
+    assert not kind_present("version", R_INSTALL, "")
+    # A name the question itself gives is not an answer to "who".
+    who = "Who wrote the upsmon documentation for Network UPS Tools?"
+    assert not kind_present("name", "Network UPS Tools ships upsmon.", who)
+    assert kind_present("name", "Russell Kroll wrote upsmon for Network UPS Tools.", who)
+
+
+def test_features_see_the_missing_figure_and_name_of_the_question() -> None:
+    evidence = [ev(1, UPS_SHUTDOWN), ev(2, UPS_RUNTIME)]
+    f = features(
+        "How many watts does the APC Smart-UPS 1500 draw in 2019 in a low battery state?",
+        f"{UPS_SHUTDOWN.split('. ', maxsplit=1)[0]}. [1]",
+        evidence,
+    )
+    assert f["asked_specific"] == 1.0
+    assert f["question_figures_missing"] == 1.0  # 1500 and 2019 are nowhere
+    assert f["question_names_missing"] > 0  # APC, Smart-UPS are nowhere
+    assert f["max_dense"] == 0.5
+    assert 0.0 < f["answer_coverage"] <= 1.0
+    assert f["sources"] == 2.0
+
+
+def test_on_topic_but_unanswerable_question_is_not_confident() -> None:
+    """The documents discuss UPS batteries and shutdown; none says when to replace one."""
+    evidence = [ev(1, UPS_SHUTDOWN), ev(2, UPS_RUNTIME)]
+    q = "After how many years should the battery of a UPS be replaced?"
+    critique = offline.critique(
+        q,
+        "When the UPS reaches a low battery state, upsmon tells "
+        "the master to shut down the system. [1]",
+        evidence,
+    )
+    assert critique["confidence"] < LOW_CONFIDENCE
+    assert critique["recommend_retry"] is True
+    assert critique["conflicts"] == []
+
+
+def test_a_supported_answer_is_confident() -> None:
+    evidence = [ev(1, R_INSTALL, score=0.7)]
+    answer = (
+        "R can be installed from source on a Unix-alike by running configure and make in the "
+        "top-level directory. [1]"
+    )
+    critique = offline.critique("How do I install R from source on a Unix-alike?", answer, evidence)
+    assert critique["confidence"] >= LOW_CONFIDENCE
+    assert critique["recommend_retry"] is False
+    assert critique["conflicts"] == []
+
+
+def test_stance_clash_is_a_position_not_a_figure() -> None:
+    assert stance_clash(
+        "The 2023 review found that the drug increases the risk of stroke.",
+        "A 2024 trial found the drug reduces the risk of stroke.",
+    )
+    assert stance_clash(
+        "The vendor recommends enabling the option.", "The audit advises against enabling it."
+    )
+    assert stance_clash("The device is safe for home use.", "Regulators call it unsafe.")
+    assert stance_clash("Study A found a link to cancer.", "Study B found no link to cancer.")
+    # The same position twice, or figures alone, are no stance clash.
+    assert stance_clash("Sales increased by 4%.", "Sales increased by 7%.") is None
+    assert figure_clash("It absorbs 21 kilograms a year.", "It absorbs 48 kilograms a year.")
+    assert figure_clash("It absorbs 21 kilograms.", "It absorbs 21 kilograms or more.") is None
+
+
+def test_opposed_sources_are_named_with_the_point_of_disagreement() -> None:
+    a = ev(
+        1,
+        "A 2023 systematic review of 56 studies found that long-term use of the sweetener "
+        "increases body weight and recommended against its use for weight control.",
+        doc="who-review",
+    )
+    b = ev(
+        2,
+        "A 2024 randomised trial of 1,548 adults found that the sweetener reduces body weight "
+        "and criticized the review for relying on observational data.",
+        doc="nejm-trial",
+    )
+    params = {**judgement.load_params(), "dispute_threshold": 0.0}  # always report
+    verdict = judge("Does the sweetener cause weight gain?", "x [1]", [a, b], params=params)
+    assert verdict.features["stance_clash"] == 1.0
+    assert verdict.features["disagreement_words"] >= 1.0
+    [conflict] = verdict.conflicts
+    assert set(conflict) >= {"topic", "reason", "sources"}
+    assert "opposite positions" in conflict["reason"]
+    docs = [s["doc_id"] for s in conflict["sources"]]
+    assert docs == ["who-review", "nejm-trial"]
+    for s in conflict["sources"]:
+        assert set(s) >= {"doc_id", "filename", "page", "text"}
+        assert s["text"]
+
+
+def test_one_document_never_disputes_itself() -> None:
+    same = [
+        ev(1, "The option increases throughput.", doc="manual"),
+        ev(2, "The option decreases throughput.", doc="manual"),
+    ]
+    params = {**judgement.load_params(), "dispute_threshold": 0.0}
+    assert judge("Does the option help throughput?", "x [1]", same, params=params).conflicts == []
+
+
+def test_empty_answer_has_zero_confidence() -> None:
+    verdict = judge("How do I install R?", "", [ev(1, R_INSTALL)])
+    assert verdict.confidence == 0.0
+    assert verdict.conflicts == []
+
+
+def test_llm_opinion_moves_the_probability() -> None:
+    base = 0.7
+    assert judgement.with_opinion(base, 0.95) > base
+    assert judgement.with_opinion(base, 0.05) < base
+
+
+def test_shipped_parameters_match_the_features() -> None:
+    params = json.loads(judgement.PARAMS_PATH.read_text())
+    names = set(features("q", "", []))
+    assert set(params["features"]) <= names
+    for model in ("answer", "dispute"):
+        assert len(params[model]["coef"]) == len(params["features"])
+    assert 0.0 < params["dispute_threshold"] < 1.0
+    p = judgement.probabilities(features("How do I install R?", "R [1]", [ev(1, R_INSTALL)]))
+    assert p["answer"] + p["abstain"] == pytest.approx(1.0)
+    assert 0.0 <= p["dispute"] <= 1.0
+
+
+def test_reliability_bins_and_ece() -> None:
+    perfect = [(0.25, True)] + [(0.25, False)] * 3 + [(0.95, True)] * 19 + [(0.95, False)]
+    out = reliability(perfect)
+    assert out["ece"] == pytest.approx(0.0, abs=1e-9)
+    assert len(out["bins"]) == 10
+    assert [b["count"] for b in out["bins"]] == [0, 0, 4, 0, 0, 0, 0, 0, 0, 20]
+    assert out["bins"][2] == {
+        "lo": 0.2,
+        "hi": 0.3,
+        "count": 4,
+        "mean_confidence": 0.25,
+        "accuracy": 0.25,
+    }
+    over = reliability([(0.9, False), (0.9, True), (1.0, True)])
+    # One bin (0.9-1.0, 1.0 included): confidence 0.933, accuracy 0.667.
+    assert over["ece"] == pytest.approx(0.2667, abs=1e-3)
+    assert reliability([])["ece"] is None
+    assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4
