@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.governance import classify, governance_runs, load_cases
 from masis_core import judgement
-from masis_core.evaluation import classify, governance_runs, load_cases
 from masis_core.judgement import LOW_CONFIDENCE, MODES, reliability
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a

@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evaluation.governance import classify, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.config import Settings
-from masis_core.evaluation import classify, temp_root
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 

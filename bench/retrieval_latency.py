@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.ingest_speed import DEFAULT_PDFS, find_pdfs
+from evaluation.retrieval import query_variants
 from ingest.parsing import parse_bytes
 from masis_core.config import Settings
-from masis_core.retrieval.evaluate import query_variants
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import chunk_id, workspace_where
 from masis_core.services import Workbench

@@ -14,7 +14,7 @@ import logging
 import sys
 from pathlib import Path
 
-from masis_core.retrieval.evaluate import evaluate_pages, evaluate_retrieval, format_table
+from evaluation.retrieval import evaluate_pages, evaluate_retrieval, format_table
 
 DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared/eval/fitzgov-dev/retrieval"
 

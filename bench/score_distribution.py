@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluation.retrieval import load_beir
 from masis_core.config import get_settings
 from masis_core.llm.embeddings import get_embedder
-from masis_core.retrieval.evaluate import load_beir
 
 
 def main() -> None:

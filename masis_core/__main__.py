@@ -163,8 +163,8 @@ def _stderr_progress(args: argparse.Namespace):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from masis_core import evaluation
-    from masis_core.retrieval import evaluate
+    from evaluation import governance
+    from evaluation import retrieval as evaluate
 
     if args.kind == "retrieval":
         if not args.dataset:
@@ -192,20 +192,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         if not args.cases:
             raise InputError("eval governance needs --cases FILE")
-        report = evaluation.run_governance(
+        report = governance.run_governance(
             Path(args.cases),
             limit=args.limit,
             engine=args.engine,
             progress=None if args.json else sys.stderr,
             workers=args.workers,
         )
-        text = evaluation.format_report(report)
+        text = governance.format_report(report)
     print(json.dumps(report, indent=2) if args.json else text)
     return 0
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from masis_core.retrieval import evaluate
+    from evaluation import retrieval as evaluate
 
     report = evaluate.calibrate(Workbench(), args.workspace, Path(args.questions), keep=args.keep)
     print(json.dumps(report, indent=2) if args.json else evaluate.format_calibration(report))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from masis_core import evaluation
+from evaluation import governance as evaluation
 from masis_core.__main__ import main
 
 CASES = [

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluation.retrieval import evaluate_retrieval, page_hit
 from ingest import pipeline
 from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
@@ -16,7 +17,6 @@ from masis_core.errors import StoreError
 from masis_core.nodes import researcher
 from masis_core.registry import Registry
 from masis_core.retrieval.bm25 import Bm25Store, tokenize
-from masis_core.retrieval.evaluate import evaluate_retrieval, page_hit
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
 from masis_core.services import Workbench
