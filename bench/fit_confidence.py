@@ -21,17 +21,25 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import sys
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evaluation.governance import classify, governance_runs, load_cases
+from evaluation.governance import classify, default_workers, governance_runs, load_cases
 from masis_core import judgement
-from masis_core.judgement import LOW_CONFIDENCE, MODES, reliability
+from masis_core.judgement import (
+    ANSWER_FEATURES,
+    DISPUTE_FEATURES,
+    LOW_CONFIDENCE,
+    MODES,
+    reliability,
+)
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a
 # rare mode counts as much as a common one) or the plain accuracy ("overall").
@@ -51,9 +59,16 @@ EVIDENCE_KEYS = (
 )
 
 
-def collect(cases: list[dict[str, Any]], engine: str) -> list[dict[str, Any]]:
+def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[dict[str, Any]]:
     """Run each case once (no retries) and keep what the critic was given: the features are
-    recomputed from it at every refit, so a change of a feature needs no new runs."""
+    recomputed from it at every refit, so a change of a feature needs no new runs. With
+    ``workers`` > 1 the cases are split over that many processes."""
+    if workers > 1:
+        shards = [cases[k::workers] for k in range(workers)]
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            done = list(pool.map(collect, shards, [engine] * workers))
+        return [done[n % workers][n // workers] for n in range(len(cases))]
     seen: list[dict[str, Any]] = []
     original = judgement.judge
 
@@ -96,11 +111,18 @@ def with_features(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, c: float) -> dict[str, Any]:
+def _logistic(rows: list[dict[str, Any]], names: list[str], y: np.ndarray, c: float) -> dict:
+    """A standardised logistic regression, as ``judgement.model_probability`` reads it."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=c, max_iter=5000).fit(x, y)
+    x = np.array([[r["features"].get(n, 0.0) for n in names] for r in rows])
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, y)
     return {
+        "features": list(names),
+        "mean": [round(float(v), 6) for v in mean],
+        "scale": [round(float(v), 6) for v in scale],
         "coef": [round(float(v), 6) for v in model.coef_[0]],
         "intercept": round(float(model.intercept_[0]), 6),
     }
@@ -108,57 +130,73 @@ def _logistic(x: np.ndarray, y: np.ndarray, c: float) -> dict[str, Any]:
 
 def fit(rows: list[dict[str, Any]], names: list[str], c: float) -> dict[str, Any]:
     """The dispute model on every judged draft, then for each candidate threshold the answer
-    model on the drafts it lets through; the threshold with the best mean per-mode accuracy
-    wins (so the answer model is the one the supervisor's 0.65 bar sees)."""
-    x = np.array([[r["features"].get(n, 0.0) for n in names] for r in rows])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale == 0] = 1.0
-    z = (x - mean) / scale
-    params: dict[str, Any] = {
-        "features": names,
-        "mean": [round(float(v), 6) for v in mean],
-        "scale": [round(float(v), 6) for v in scale],
-        "dispute": _logistic(z, np.array([r["expected"] == "dispute" for r in rows]), c),
-    }
+    model on the drafts it lets through; the threshold with the best objective wins (so the
+    answer model is the one the supervisor's 0.65 bar sees)."""
+    dispute_names = [n for n in DISPUTE_FEATURES if n in names]
+    answer_names = [n for n in ANSWER_FEATURES if n in names]
+    dispute = _logistic(
+        rows, dispute_names, np.array([r["expected"] == "dispute" for r in rows]), c
+    )
     answer = np.array([r["expected"] == "answer" for r in rows])
-    d = params["dispute"]
-    p_dispute = 1.0 / (1.0 + np.exp(-(z @ np.array(d["coef"]) + d["intercept"])))
-    best = (-1.0, 0.5, None)
+    best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     for tau in np.arange(0.2, 0.81, 0.025):
-        through = p_dispute < tau
-        if through.sum() < 20 or len(set(answer[through])) < 2:
+        probe = {"dispute": dispute, "dispute_threshold": float(tau)}
+        through = [
+            not judgement.disputed(
+                r["features"],
+                {"dispute": judgement.model_probability(dispute, r["features"])},
+                probe,
+            )
+            for r in rows
+        ]
+        kept = [r for r, t in zip(rows, through, strict=True) if t]
+        if len(kept) < 20 or len({r["expected"] == "answer" for r in kept}) < 2:
             continue
-        candidate = {**params, "answer": _logistic(z[through], answer[through], c)}
-        candidate["dispute_threshold"] = round(float(tau), 3)
-        got = scores(rows, predict(candidate, rows), [tau] * len(rows))
-        mean_acc = (
+        missing = [r["expected"] == "answer" for r in kept if r["features"]["asked_missing_cited"]]
+        candidate = {
+            "answer": _logistic(kept, answer_names, answer[np.array(through)], c),
+            "dispute": dispute,
+            "dispute_threshold": round(float(tau), 3),
+            "asked_missing_rate": round(sum(missing) / max(1, len(missing)), 4),
+        }
+        got = scores(rows, predict(candidate, rows), candidate)
+        value = (
             got["accuracy"]
             if OBJECTIVE == "overall"
             else sum(got["per_mode"].values()) / len(got["per_mode"])
         )
-        if mean_acc > best[0]:
-            best = (mean_acc, float(tau), candidate)
-    assert best[2] is not None
-    return best[2]
+        if value > best[0]:
+            best = (value, candidate)
+    assert best[1] is not None
+    return best[1]
 
 
-def decide(probs: dict[str, float] | None, dispute_threshold: float, stopped: str | None) -> str:
+def decide(
+    feats: dict[str, float] | None,
+    probs: dict[str, float] | None,
+    params: dict[str, Any],
+    stopped: str | None,
+) -> str:
     """The supervisor's rule on a judged draft: a conflict first, then the 0.65 bar."""
-    if probs is None:
+    if probs is None or feats is None:
         return stopped or "abstain"
-    if probs["dispute"] >= dispute_threshold:
+    if judgement.disputed(feats, probs, params):
         return "dispute"
     return "answer" if probs["answer"] >= LOW_CONFIDENCE else "abstain"
 
 
 def scores(
-    rows: list[dict[str, Any]], probs: list[dict[str, float] | None], taus: list[float]
+    rows: list[dict[str, Any]],
+    probs: list[dict[str, float] | None],
+    params: dict[str, Any] | list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """Accuracy per mode and calibration of predictions (None: the run stopped early)."""
+    """Accuracy per mode and calibration of predictions (None: the run stopped early);
+    ``params`` is one model for all rows or one per row (cross-validation)."""
+    per_row = params if isinstance(params, list) else [params] * len(rows)
     hits: dict[str, Counter] = {m: Counter() for m in MODES}
     judged, answered = [], []
-    for r, p, tau in zip(rows, probs, taus, strict=True):
-        got = decide(p, tau, r["stopped"])
+    for r, p, prm in zip(rows, probs, per_row, strict=True):
+        got = decide(r["features"], p, prm, r["stopped"])
         hits[r["expected"]]["n"] += 1
         hits[r["expected"]]["ok"] += got == r["expected"]
         if p is not None and got != "dispute":
@@ -200,13 +238,13 @@ def cross_validate(
 
     y = [r["expected"] for r in rows]
     probs: list[dict[str, float] | None] = [None] * len(rows)
-    taus = [0.5] * len(rows)
+    models: list[dict[str, Any]] = [{}] * len(rows)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for train, test in splitter.split(np.zeros(len(rows)), y):
         params = fit_all([rows[i] for i in train], names, c)
         for i, p in zip(test, predict(params, [rows[i] for i in test]), strict=True):
-            probs[i], taus[i] = p, params["dispute_threshold"]
-    return scores(rows, probs, taus)
+            probs[i], models[i] = p, params
+    return scores(rows, probs, models)
 
 
 def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float] | None:
@@ -251,13 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache and args.cache.exists():
         rows = [json.loads(line) for line in args.cache.read_text().splitlines() if line]
     else:
-        rows = collect(load_cases(args.cases, args.limit), args.engine)
+        rows = collect(load_cases(args.cases, args.limit), args.engine, default_workers())
         if args.cache:
             args.cache.write_text("".join(json.dumps(r) + "\n" for r in rows))
     rows = with_features(rows)
     names = [n for n in judgement.features("", "", []) if n not in args.drop and n != "answered"]
     params = fit_all(rows, names, args.c)
-    inside = scores(rows, predict(params, rows), [params["dispute_threshold"]] * len(rows))
+    inside = scores(rows, predict(params, rows), params)
     held_out = cross_validate(rows, names, args.c, args.folds, args.seed)
     stack = fit_llm_stack(rows, params)
     params["llm"] = stack or {"a": 1.0, "b": 0.5, "c": 0.0, "fitted": False}
@@ -276,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"held out  : {held_out} ({args.folds} folds)")
     print(f"dispute threshold {params['dispute_threshold']}; llm stack {params['llm']}")
     for m in ("answer", "dispute"):
-        weights = zip(names, params[m]["coef"], strict=True)
+        weights = zip(params[m]["features"], params[m]["coef"], strict=True)
         top = sorted(weights, key=lambda kv: -abs(kv[1]))[:8]
         print(f"  {m:>8}: " + ", ".join(f"{n} {w:+.2f}" for n, w in top))
     if args.write:

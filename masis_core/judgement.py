@@ -119,6 +119,17 @@ def head_stems(question: str, n: int = 2) -> set[str]:
     return set(out[:n])
 
 
+def asked_in(kind: str, question: str, text: str) -> bool:
+    """Does a sentence of ``text`` about what the question asks hold the asked kind? The
+    sentence must share a word with the question's head ("how many *hours*…"), so a manual
+    page full of unrelated figures does not answer "how many"."""
+    anchor = head_stems(question) or content_stems(question)
+    return any(
+        anchor & content_stems(s) and kind_present(kind, s, question)
+        for s in sentences(defang(text))
+    )
+
+
 def _figures_beyond(text: str, question: str) -> set[str]:
     """Figures of ``text`` that are not the question's own and not version or section numbers
     ('4.2.2', '1.3.1'): a manual is full of those, and they answer no 'how many'."""
@@ -201,13 +212,14 @@ DISAGREEMENT = _any_word(
 )
 # A position attributed to someone: who argues what.
 OPINION = _any_word(
-    r"argu\w* contend\w* claim\w* insist\w* maintain\w* assert\w* believ\w* advocat\w*"
-    r" proponents? critics? skeptics? opponents? supporters?"
+    r"argues? argued arguing contends? contended claims?\s+that claimed insists? insisted"
+    r" asserts?\s+that believes? believed advocates? proponents? critics? skeptics?"
+    r" opponents? supporters?"
 )
 # A finding reported by a study, survey or report: two of them can land on opposite sides.
 REPORTING = _any_word(
-    r"found finds study studies survey\w* report\w* analys[ie]s trial review concluded"
-    r" according\s+to estimat\w* measured"
+    r"found finds study studies survey surveys surveyed trial trials concluded"
+    r" according\s+to estimated estimates measured reported"
 )
 # Qualifications inside one passage: a hedged answer rather than two camps.
 HEDGE = _any_word(
@@ -269,6 +281,11 @@ def _negated(text: str) -> bool:
 
 
 # -- features ----------------------------------------------------------------------------------
+# Share of the question's content words both passages of a pair must hold to be compared:
+# two chunks of different manuals that merely sit in one result list are not two positions.
+PAIR_TOPIC = 0.1
+
+
 @dataclass
 class Pair:
     """Two passages of different sources and how they stand towards each other."""
@@ -279,7 +296,15 @@ class Pair:
     figures: str | None
     negation: bool
     disagreement: bool
+    camps: bool  # each passage attributes a position to someone ("critics argue…")
     shared: float
+
+    @property
+    def opposed(self) -> bool:
+        """A concrete point of opposition between two passages on the question's topic."""
+        return self.shared >= PAIR_TOPIC and bool(
+            self.stance or self.disagreement or self.figures or self.negation or self.camps
+        )
 
     @property
     def strength(self) -> float:
@@ -288,6 +313,7 @@ class Pair:
             + 1.5 * self.disagreement
             + 1.0 * bool(self.figures)
             + 0.5 * self.negation
+            + 0.5 * self.camps
             + self.shared
         )
 
@@ -311,9 +337,36 @@ def _share(wanted: set[str], have: set[str]) -> float:
     return len(wanted & have) / len(wanted) if wanted else 1.0
 
 
+KEY_SENTENCES = 2
+
+
+def _on_topic(text: str, wanted: set[str]) -> str:
+    """The passage's sentences that speak to the question most (at most two): a long manual
+    chunk holds figures, negations and stance words by chance; the sentences on the
+    question's topic are where a position is taken."""
+    ranked = sorted(
+        ((_share(wanted, content_stems(s)), -k, s) for k, s in enumerate(sentences(text))),
+        reverse=True,
+    )
+    return " ".join(s for share, _, s in ranked[:KEY_SENTENCES] if share > 0)
+
+
+FOCUS_TOP = 3
+
+
+def in_focus(answer: str, evidence: list[Evidence]) -> list[Evidence]:
+    """The passages whose positions matter: those the answer cites and the three best scored.
+    A manual search returns many chunks of many documents; compared all with all, some pair
+    would always differ by chance."""
+    cited = {m - 1 for m in markers(answer) if 1 <= m <= len(evidence)}
+    best = sorted(range(len(evidence)), key=lambda i: -float(evidence[i].get("score") or 0.0))
+    keep = cited | set(best[:FOCUS_TOP])
+    return [ev for i, ev in enumerate(evidence) if i in keep]
+
+
 def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
     wanted = content_stems(question)
-    texts = [defang(ev.get("text", "")) for ev in evidence]
+    texts = [_on_topic(defang(ev.get("text", "")), wanted) for ev in evidence]
     stems = [content_stems(t) for t in texts]
     out = []
     for i, j in itertools.combinations(range(len(evidence)), 2):
@@ -328,6 +381,7 @@ def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
                 figures=figure_clash(texts[i], texts[j]),
                 negation=_negated(texts[i]) != _negated(texts[j]),
                 disagreement=bool(DISAGREEMENT.search(texts[i]) or DISAGREEMENT.search(texts[j])),
+                camps=bool(OPINION.search(texts[i]) and OPINION.search(texts[j])),
                 shared=shared,
             )
         )
@@ -348,9 +402,11 @@ def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, 
     # Names after the question's first word ("What", "How" are capitalised, not names).
     q_names = {n.lower() for n in names(question)}
     low_every = every.lower()
-    pairs = _pairs(question, evidence)
+    focus = in_focus(answer, evidence)
+    pairs = _pairs(question, focus)
     docs = {_doc(ev) for ev in evidence}
     texts = [ev.get("text", "") for ev in evidence]
+    focus_texts = [ev.get("text", "") for ev in focus]
     return {
         "answered": float(bool(said)),
         "answer_coverage": _share(wanted, content_stems(said)) if said else 0.0,
@@ -364,25 +420,64 @@ def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, 
         "head_missing_cited": 1.0 - _share(head_stems(question), content_stems(cited)),
         "head_missing_all": 1.0 - _share(head_stems(question), content_stems(every)),
         "asked_specific": float(specific),
-        "asked_missing_cited": float(specific and not kind_present(kind, cited, question)),
-        "asked_missing_all": float(specific and not kind_present(kind, every, question)),
+        "asked_missing_cited": float(specific and not asked_in(kind, question, said)),
+        "asked_missing_all": float(
+            specific and not any(asked_in(kind, question, t) for t in texts)
+        ),
         "yes_no": float(kind == "yes_no"),
         "question_figures_missing": float(any(n not in every for n in q_numbers)),
         "question_names_missing": (
             sum(n not in low_every for n in q_names) / len(q_names) if q_names else 0.0
         ),
         "sources": float(min(len(docs), 4)),
-        "stance_clash": float(any(p.stance for p in pairs)),
-        "figure_clash": float(any(p.figures for p in pairs)),
-        "negation_split": float(any(p.negation for p in pairs)),
-        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in texts)),
-        "opinion_sources": float(sum(bool(OPINION.search(t)) for t in texts)),
-        "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in texts)),
-        "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in texts))),
+        "opposed_pair": float(any(p.opposed for p in pairs)),
+        "stance_clash": float(any(p.stance and p.shared >= PAIR_TOPIC for p in pairs)),
+        "figure_clash": float(any(p.figures and p.shared >= PAIR_TOPIC for p in pairs)),
+        "negation_split": float(any(p.negation and p.shared >= PAIR_TOPIC for p in pairs)),
+        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in focus_texts)),
+        "opinion_sources": float(sum(bool(OPINION.search(t)) for t in focus_texts)),
+        "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in focus_texts)),
+        "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in focus_texts))),
         "years_differ": float(
-            len({frozenset(_YEAR.findall(t)) for t in texts if _YEAR.search(t)}) >= 2
+            len({frozenset(_YEAR.findall(t)) for t in focus_texts if _YEAR.search(t)}) >= 2
         ),
     }
+
+
+# What the dispute model may look at: how the sources stand, never how well they cover the
+# question (that is the answer model's business, and it shifts between document sets).
+DISPUTE_FEATURES = (
+    "opposed_pair",
+    "stance_clash",
+    "figure_clash",
+    "negation_split",
+    "disagreement_words",
+    "opinion_sources",
+    "reporting_sources",
+    "years_differ",
+    "hedged",
+    "yes_no",
+    "sources",
+)
+
+
+# What the answer model may look at: the draft, its cited passages and the best-matching
+# passage — not counts over the whole result list, which doubles on a retry (20 results).
+ANSWER_FEATURES = (
+    "answer_coverage",
+    "best_passage_coverage",
+    "max_dense",
+    "max_keyword_coverage",
+    "max_soft",
+    "head_missing_cited",
+    "asked_specific",
+    "asked_missing_cited",
+    "yes_no",
+    "question_figures_missing",
+    "question_names_missing",
+    "hedged",
+    "sources",
+)
 
 
 # -- the model ---------------------------------------------------------------------------------
@@ -397,21 +492,42 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
+    """One logistic regression of the parameter file on standardised features."""
+    x = np.array([float(feats.get(n, 0.0)) for n in model["features"]])
+    z = (x - np.array(model["mean"])) / np.array(model["scale"])
+    return _sigmoid(float(np.dot(model["coef"], z) + model["intercept"]))
+
+
 def probabilities(
     feats: dict[str, float], params: dict[str, Any] | None = None
 ) -> dict[str, float]:
-    """P(dispute), then P(answer) for a draft the dispute model let through, from two
-    logistic regressions on the standardised features; P(abstain) = 1 - P(answer).
+    """P(dispute), then P(answer) for a draft the dispute model let through; P(abstain) =
+    1 - P(answer).
 
-    The answer model is fitted on the drafts with no conflict reported, so its probability
-    is the one the supervisor acts on: among drafts that reach the 0.65 bar, it is the share
-    that should have been answered."""
+    The dispute model sees only how the sources stand (stances, figures, negation, words of
+    disagreement, attributed opinions, the question's yes/no form); the answer model is fitted
+    on the drafts with no conflict reported, so its probability is the one the supervisor
+    acts on: among drafts that reach the 0.65 bar, the share that should have been answered."""
     p = params or load_params()
-    x = np.array([float(feats.get(n, 0.0)) for n in p["features"]])
-    x = (x - np.array(p["mean"])) / np.array(p["scale"])
-    dispute = _sigmoid(float(np.dot(p["dispute"]["coef"], x) + p["dispute"]["intercept"]))
-    answer = _sigmoid(float(np.dot(p["answer"]["coef"], x) + p["answer"]["intercept"]))
-    return {"answer": answer, "abstain": 1.0 - answer, "dispute": dispute}
+    answer = model_probability(p["answer"], feats)
+    if feats.get("asked_missing_cited") and "asked_missing_rate" in p:
+        # The question asks for a figure, a date, a version or a name and no sentence of the
+        # answer on the question's head holds one: the answer does not answer, whatever its
+        # words match. The fitted rate keeps this a probability (how often such drafts were
+        # right on the development cases), not a flat zero.
+        answer = min(answer, p["asked_missing_rate"])
+    return {
+        "answer": answer,
+        "abstain": 1.0 - answer,
+        "dispute": model_probability(p["dispute"], feats),
+    }
+
+
+def disputed(feats: dict[str, float], probs: dict[str, float], params: dict[str, Any]) -> bool:
+    """A conflict is reported when the dispute model is confident enough *and* two sources
+    on the question's topic oppose each other on a concrete point the review can show."""
+    return bool(feats.get("opposed_pair")) and probs["dispute"] >= params["dispute_threshold"]
 
 
 def with_opinion(
@@ -453,8 +569,9 @@ def _key_sentence(text: str, wanted: set[str], term: str | None) -> str:
 
 
 def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
-    """The two sources that oppose each other most, and on what: the conflict review's item."""
-    pairs = _pairs(question, evidence)
+    """The two sources that oppose each other most, and on what: the conflict review's item
+    (``evidence``: the passages in focus)."""
+    pairs = [p for p in _pairs(question, evidence) if p.opposed]
     if not pairs:
         return []
     best = max(pairs, key=lambda p: (p.strength, -p.a, -p.b))
@@ -468,8 +585,11 @@ def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any
     elif best.figures:
         reason = f"different figures for {best.figures}"
         terms = [None, None]
+    elif best.camps:
+        reason = "the sources attribute opposing positions"
+        terms = [None, None]
     else:
-        reason = "the sources take different positions on the question"
+        reason = "one source negates what the other affirms"
         terms = [None, None]
     wanted = content_stems(question)
     ta = _key_sentence(ea.get("text", ""), wanted, terms[0])
@@ -499,9 +619,7 @@ def judge(
     if llm_confidence is not None and answer:
         probs["answer"] = with_opinion(probs["answer"], llm_confidence, p)
     conflicts = (
-        name_conflict(question, evidence)
-        if probs.get("dispute", 0.0) >= p.get("dispute_threshold", 0.5)
-        else []
+        name_conflict(question, in_focus(answer, evidence)) if disputed(feats, probs, p) else []
     )
     return Judgement(feats, probs, conflicts)
 

@@ -193,9 +193,12 @@ def test_llm_opinion_moves_the_probability() -> None:
 def test_shipped_parameters_match_the_features() -> None:
     params = json.loads(judgement.PARAMS_PATH.read_text())
     names = set(features("q", "", []))
-    assert set(params["features"]) <= names
     for model in ("answer", "dispute"):
-        assert len(params[model]["coef"]) == len(params["features"])
+        m = params[model]
+        assert set(m["features"]) <= names
+        assert len(m["coef"]) == len(m["mean"]) == len(m["scale"]) == len(m["features"])
+    # The dispute model looks only at how the sources stand, never at coverage.
+    assert set(params["dispute"]["features"]) <= set(judgement.DISPUTE_FEATURES)
     assert 0.0 < params["dispute_threshold"] < 1.0
     p = judgement.probabilities(features("How do I install R?", "R [1]", [ev(1, R_INSTALL)]))
     assert p["answer"] + p["abstain"] == pytest.approx(1.0)
@@ -220,3 +223,19 @@ def test_reliability_bins_and_ece() -> None:
     assert over["ece"] == pytest.approx(0.2667, abs=1e-3)
     assert reliability([])["ece"] is None
     assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4
+
+
+def test_agreeing_sources_are_no_dispute_whatever_the_threshold() -> None:
+    """Two manuals that say the same thing in their own words: no concrete point of
+    opposition, so no conflict review, even with the dispute bar at zero."""
+    a = ev(1, UPS_SHUTDOWN, doc="user-manual")
+    b = ev(
+        2,
+        "On a low battery state upsmon shuts down the system with SHUTDOWNCMD, and the "
+        "POWERDOWNFLAG file makes the init scripts power off the UPS load.",
+        doc="developer-guide",
+    )
+    params = {**judgement.load_params(), "dispute_threshold": 0.0}
+    verdict = judge("What does upsmon do on a low battery state?", "x [1]", [a, b], params=params)
+    assert verdict.features["opposed_pair"] == 0.0
+    assert verdict.conflicts == []
