@@ -53,6 +53,13 @@ _DATE_Q = re.compile(
     r"|month|time)\b|\bsince when\b|\bhow recently\b",
     re.I,
 )
+_CALENDAR_Q = re.compile(r"\b(?:year|date|day|month)\b", re.I)
+_WHEN_WORDS = re.compile(
+    r"\b(?:every|each|once|twice|daily|weekly|monthly|annually|yearly|hourly|years?|months?"
+    r"|weeks?|days?|hours?|minutes?|seconds?|before|after|during|until|since|whenever|at"
+    r"\s+(?:startup|boot|shutdown|install\w*)|first|last|then|immediately)\b",
+    re.I,
+)
 _VERSION_Q = re.compile(r"\b(?:what|which) (?:\w+ )?(?:version|release)\b", re.I)
 _WHO_Q = re.compile(
     r"^\s*(?:who|whom|whose)\b|\bwho (?:is|was|are|were|did|made|wrote|created|founded|led)\b"
@@ -147,7 +154,11 @@ def kind_present(kind: str, text: str, question: str = "") -> bool:
         return bool(_figures_beyond(text, question) or _NUMBER_WORD.search(text))
     if kind == "date":
         years = set(_YEAR.findall(text)) - set(_YEAR.findall(question))
-        return bool(years or _HAS_DATE.search(_YEAR.sub(" ", text)))
+        if years or _HAS_DATE.search(_YEAR.sub(" ", text)):
+            return True
+        # "When is the boiler descaled?" is answered by "once a year" or "after 500 hours";
+        # only "what year / which date" needs a calendar date.
+        return not _CALENDAR_Q.search(question) and bool(_WHEN_WORDS.search(text))
     if kind == "version":
         return bool(_HAS_VERSION.search(text))
     if kind == "name":
