@@ -38,6 +38,12 @@ MODES = ("answer", "abstain", "dispute")
 # The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
 LOW_CONFIDENCE = 0.65
 
+
+def _any_word(words: str) -> re.Pattern[str]:
+    """A case-blind pattern for any of the space-separated words (regex fragments)."""
+    return re.compile(r"\b(?:" + "|".join(words.split()) + r")\b", re.I)
+
+
 # -- what the question asks for ----------------------------------------------------------------
 _QUANTITY_Q = re.compile(
     r"\bhow (?:many|much|far|long|old|big|large|tall|high|often|fast|deep|heavy|wide|small)\b"
@@ -54,11 +60,10 @@ _DATE_Q = re.compile(
     re.I,
 )
 _CALENDAR_Q = re.compile(r"\b(?:year|date|day|month)\b", re.I)
-_WHEN_WORDS = re.compile(
-    r"\b(?:every|each|once|twice|daily|weekly|monthly|annually|yearly|hourly|years?|months?"
-    r"|weeks?|days?|hours?|minutes?|seconds?|before|after|during|until|since|whenever|at"
-    r"\s+(?:startup|boot|shutdown|install\w*)|first|last|then|immediately)\b",
-    re.I,
+_WHEN_WORDS = _any_word(
+    r"every each once twice daily weekly monthly annually yearly hourly years? months? weeks?"
+    r" days? hours? minutes? seconds? before after during until since whenever first last"
+    r" then immediately at\s+(?:startup|boot|shutdown|install\w*)"
 )
 _VERSION_Q = re.compile(r"\b(?:what|which) (?:\w+ )?(?:version|release)\b", re.I)
 _WHO_Q = re.compile(
@@ -208,11 +213,6 @@ STANCE_PAIRS: tuple[tuple[str, str], ...] = (
     ("significant", "no significant"),
     ("evidence", "no evidence"),
 )
-
-
-def _any_word(words: str) -> re.Pattern[str]:
-    """A case-blind pattern for any of the space-separated words (regex fragments)."""
-    return re.compile(r"\b(?:" + "|".join(words.split()) + r")\b", re.I)
 
 
 # Words by which a passage takes issue with another position.
