@@ -38,6 +38,12 @@ MODES = ("answer", "abstain", "dispute")
 # The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
 LOW_CONFIDENCE = 0.65
 
+
+def _any_word(words: str) -> re.Pattern[str]:
+    """A case-blind pattern for any of the space-separated words (regex fragments)."""
+    return re.compile(r"\b(?:" + "|".join(words.split()) + r")\b", re.I)
+
+
 # -- what the question asks for ----------------------------------------------------------------
 _QUANTITY_Q = re.compile(
     r"\bhow (?:many|much|far|long|old|big|large|tall|high|often|fast|deep|heavy|wide|small)\b"
@@ -52,6 +58,12 @@ _DATE_Q = re.compile(
     r"^\s*when\b|\bwhen (?:did|was|were|is|will|does|do)\b|\b(?:what|which) (?:year|date|day"
     r"|month|time)\b|\bsince when\b|\bhow recently\b",
     re.I,
+)
+_CALENDAR_Q = re.compile(r"\b(?:year|date|day|month)\b", re.I)
+_WHEN_WORDS = _any_word(
+    r"every each once twice daily weekly monthly annually yearly hourly years? months? weeks?"
+    r" days? hours? minutes? seconds? before after during until since whenever first last"
+    r" then immediately at\s+(?:startup|boot|shutdown|install\w*)"
 )
 _VERSION_Q = re.compile(r"\b(?:what|which) (?:\w+ )?(?:version|release)\b", re.I)
 _WHO_Q = re.compile(
@@ -147,7 +159,11 @@ def kind_present(kind: str, text: str, question: str = "") -> bool:
         return bool(_figures_beyond(text, question) or _NUMBER_WORD.search(text))
     if kind == "date":
         years = set(_YEAR.findall(text)) - set(_YEAR.findall(question))
-        return bool(years or _HAS_DATE.search(_YEAR.sub(" ", text)))
+        if years or _HAS_DATE.search(_YEAR.sub(" ", text)):
+            return True
+        # "When is the boiler descaled?" is answered by "once a year" or "after 500 hours";
+        # only "what year / which date" needs a calendar date.
+        return not _CALENDAR_Q.search(question) and bool(_WHEN_WORDS.search(text))
     if kind == "version":
         return bool(_HAS_VERSION.search(text))
     if kind == "name":
@@ -197,11 +213,6 @@ STANCE_PAIRS: tuple[tuple[str, str], ...] = (
     ("significant", "no significant"),
     ("evidence", "no evidence"),
 )
-
-
-def _any_word(words: str) -> re.Pattern[str]:
-    """A case-blind pattern for any of the space-separated words (regex fragments)."""
-    return re.compile(r"\b(?:" + "|".join(words.split()) + r")\b", re.I)
 
 
 # Words by which a passage takes issue with another position.

@@ -239,3 +239,14 @@ def test_agreeing_sources_are_no_dispute_whatever_the_threshold() -> None:
     verdict = judge("What does upsmon do on a low battery state?", "x [1]", [a, b], params=params)
     assert verdict.features["opposed_pair"] == 0.0
     assert verdict.conflicts == []
+
+
+def test_when_is_answered_by_a_recurrence_what_year_by_a_date() -> None:
+    assert asked_kind("When is the boiler descaled?") == "date"
+    assert kind_present(
+        "date", "The boiler is descaled once a year.", "When is the boiler descaled?"
+    )
+    assert not kind_present(
+        "date", "The boiler is descaled once a year.", "In which year was the boiler installed?"
+    )
+    assert kind_present("date", "It was installed in 2011.", "In which year was it installed?")

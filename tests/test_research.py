@@ -101,7 +101,13 @@ def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None
     assert rec.status == "needs_human"
     assert rec.hitl["kind"] == "conflict"
     reasons = rec.metrics["retry_reasons"]
-    assert [r["reason"] for r in reasons] == ["conflicting_evidence_attempting_resolution"] * 2
+    # Two retries; the calibrated confidence of a draft whose sources disagree is below 0.65
+    # too, so the supervisor may label them as a quality issue as well as a conflict.
+    assert len(reasons) == 2
+    assert {r["reason"] for r in reasons} <= {
+        "conflicting_evidence_attempting_resolution",
+        "quality_issue_detected",
+    }
     (conflict,) = rec.hitl["details"]["conflicts"]
     assert {s["filename"] for s in conflict["sources"]} == {
         "annual-report.txt",
