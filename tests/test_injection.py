@@ -20,6 +20,7 @@ from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app
 from tests.fake_tavily import FakeTavily, result
+from tests.graphs import accepted
 from tests.pdfs import make_pdf
 from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
 
@@ -36,9 +37,11 @@ def test_injected_text_cannot_route_cite_or_fabricate(bench) -> None:
     ingestor = Ingestor(bench)
     ingestor.ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant-manual.pdf")
     ingestor.ingest_bytes(ws, make_pdf([INJECTED]), "notice.pdf")
-    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
-
-    assert rec.status == "completed", rec.hitl  # the notice asked for a review: ignored
+    service = RunService(bench)
+    rec = service.ask(ws.id, "How often must the hydraulic pump be inspected?")
+    # The notice asked for a review of its own: at most the critic's own confidence pauses it.
+    rec = accepted(service, rec)
+    assert rec.status == "completed", rec.hitl
     assert rec.metrics["citation_violations"] == []
     assert "500 operating hours" in rec.answer
     # every marker in the answer is one of our citations, each a real stored chunk
@@ -141,7 +144,8 @@ def test_document_markup_is_shown_as_text_never_as_links_images_or_markers(bench
     ws = bench.create_workspace("plant", "wordllama")
     for name, text in HOSTILE_DOCS.items():
         assert Ingestor(bench).ingest_bytes(ws, text.encode(), name).status == "ingested"
-    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    service = RunService(bench)
+    rec = accepted(service, service.ask(ws.id, "How often must the hydraulic pump be inspected?"))
     assert rec.status == "completed", rec.hitl or rec.error
     cited = {c["n"] for c in rec.citations}
     # the answer quotes the hostile sentences, their markers already defanged
@@ -226,7 +230,8 @@ def web_bench(settings, monkeypatch) -> Iterator[Workbench]:
 def test_web_titles_and_snippets_render_escaped_and_only_http_urls_are_links(web_bench) -> None:
     ws = web_bench.create_workspace("plant", "wordllama")
     Ingestor(web_bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant-manual.pdf")
-    rec = RunService(web_bench).ask(ws.id, QUESTION, web=True)
+    service = RunService(web_bench)
+    rec = accepted(service, service.ask(ws.id, QUESTION, web=True))
     assert rec.status == "completed", rec.hitl or rec.error
     web = {c["url"]: c for c in rec.citations if c.get("url")}
     assert set(web) == {GOOD_URL, "javascript:alert(document.cookie)"}, rec.citations

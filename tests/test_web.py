@@ -18,6 +18,7 @@ from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id
 from tests.apptest import fresh_app, settle
 from tests.fake_tavily import FakeTavily, result
+from tests.graphs import accepted
 from tests.pdfs import make_pdf
 from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
 
@@ -160,7 +161,7 @@ def test_a_time_out_is_reported_and_isolated(web_bench, tavily) -> None:
 
 def test_run_mixes_document_and_web_evidence_and_repeats_from_cache(web_bench, plant, tavily):
     research = RunService(web_bench)
-    rec = research.ask(plant.id, QUESTION, web=True)
+    rec = accepted(research, research.ask(plant.id, QUESTION, web=True))
     assert rec.status == "completed", rec.hitl
     sources = {c["source"] for c in rec.citations}
     assert sources == {"kb", "web"}
@@ -175,7 +176,7 @@ def test_run_mixes_document_and_web_evidence_and_repeats_from_cache(web_bench, p
     assert panel["api_calls"] == 1 and panel["cache_hits"] == 0 and panel["results"] == 2
     calls = len(tavily.state.requests)
 
-    again = research.ask(plant.id, QUESTION, web=True)
+    again = accepted(research, research.ask(plant.id, QUESTION, web=True))
     assert len(tavily.state.requests) == calls  # no new API request
     panel = next(t for t in again.trace if t["node"] == "web_searcher")
     assert panel["cache_hits"] == 1 and panel["api_calls"] == 0
@@ -193,7 +194,8 @@ def test_web_failure_leaves_the_run_on_document_evidence(web_bench, plant, tavil
 
 def test_empty_workspace_sends_everything_to_the_web(web_bench, tavily) -> None:
     web_bench.create_workspace("empty", "wordllama")
-    rec = RunService(web_bench).ask("empty", QUESTION, web=True)
+    service = RunService(web_bench)
+    rec = accepted(service, service.ask("empty", QUESTION, web=True))
     planner = next(t for t in rec.trace if t["node"] == "planner")
     assert planner["rag_queries"] == 0 and planner["web_queries"] >= 1
     assert next(t for t in rec.trace if t["node"] == "researcher").get("skipped")
