@@ -587,6 +587,7 @@ def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any
         return []
     best = max(pairs, key=lambda p: (p.strength, -p.a, -p.b))
     ea, eb = evidence[best.a], evidence[best.b]
+    terms: list[str | None]
     if best.stance:
         reason = f"opposite positions ({best.stance.replace('…', '')})"
         terms = [t.strip() for t in best.stance.replace("…", "").split("/")]
@@ -646,6 +647,8 @@ def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> dict[str, An
     for k in range(bins):
         lo, hi = k / bins, (k + 1) / bins
         inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (k == bins - 1 and c == 1.0)]
+        mean_c: float | None
+        acc: float | None
         if inside:
             mean_c = sum(c for c, _ in inside) / len(inside)
             acc = sum(ok for _, ok in inside) / len(inside)
