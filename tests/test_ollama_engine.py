@@ -92,6 +92,9 @@ def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
     prompt = " ".join(m["content"] for m in synth_request["messages"])
     assert "[1] (pump.txt, p. 1)" in prompt
     assert "documents first" in prompt  # the planner's strategy reaches the synthesizer
+    # the same discipline as the offline composer: answer first, prose only
+    assert "Answer first" in prompt and "One claim per sentence" in prompt
+    assert "section headings" in prompt and "Never copy those" in prompt
     assert synth_request["options"]["num_ctx"] >= 8192
 
 
