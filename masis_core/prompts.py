@@ -12,6 +12,13 @@ PLANNER_USER = "Question: {question}"
 
 SYNTHESIZER_SYSTEM = """You write answers for an analyst using ONLY the numbered evidence.
 Rules:
+- Answer first: the first sentence answers the question directly; the sentences after it \
+add supporting points, each from the evidence that says it.
+- One claim per sentence, each a complete sentence. Do not repeat a point.
+- Evidence is text extracted from PDF pages: it may contain section headings and numbers \
+("5.2 How can add-on packages be installed?"), tables of contents, table rows, revision \
+histories, page headers and words cut off at its edges. Never copy those into the answer; \
+use only the prose, and leave out anything that does not bear on the question.
 - Every sentence must cite the evidence it rests on with its number(s), e.g. citations: [2] \
 or [1, 3].
 - Cite only numbers that appear in the evidence list. Never invent facts, figures or names.

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Literal
 
 from masis_core.retrieval.quality import STOP_WORDS, words
 
@@ -170,3 +173,351 @@ def names(sentence: str) -> set[str]:
     """Capitalised names after the first word (the first word is capitalised anyway)."""
     body = sentence.split(" ", 1)[1] if " " in sentence else ""
     return {m for m in _CAPITALISED.findall(body)}
+
+
+# --- Structure-aware segmentation -------------------------------------------------------------
+#
+# Chunk text is a PDF page's words joined by single spaces: the line breaks that set a heading,
+# a table row or a table-of-contents entry apart are gone. ``segment`` finds them again from
+# the words alone, so that an extractive answer quotes prose and never "... from CRAN. 5.2 How
+# can add-on packages be installed?", "REVISION HISTORY NUMBER DATE ..." or a sentence cut by a
+# chunk boundary.
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+SegmentKind = Literal["sentence", "heading", "toc", "table", "header", "fragment", "debris"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a text: only ``kind == "sentence"`` is prose fit to quote in an answer.
+
+    ``start``/``end`` are character offsets in the text given to ``segment``; ``text`` is the
+    piece with whitespace normalised (and a running header inside it removed)."""
+
+    kind: SegmentKind
+    text: str
+    start: int
+    end: int
+
+
+# Capitalised words that open a sentence and are hardly ever capitalised inside one: one of
+# them right after a word that cannot end a clause marks where a heading stopped and the body
+# began ("11.2 Linear models The basic function ...", "Canvas size This documentation ...").
+_STRONG_OPENERS = _wordset(
+    "The This These There They It If You We When While Since Although Because However Here "
+    "Please Unless Whereas"
+)
+# Weaker openers only end the title of a numbered heading ("6.3.2 User name on the remote host
+# If you use ..."), where the number already says a title is there.
+_WEAK_OPENERS = _wordset(
+    "A An In On At For To By With Without From As One Use Using See Each Every All Some Most "
+    "Many Such Other Both Any Only Even Once After Before Then Thus Hence Also Yes No Suppose "
+    "Consider Occasionally Usually Generally Typically Normally Sometimes Often Instead Finally "
+    "First Next Currently Alternatively Under Let Do Does Is Are Can What How Why Which Who "
+    "That Those Their Its Our Your Several Much Special"
+)
+_OPENERS = _STRONG_OPENERS | _WEAK_OPENERS
+# Admonition labels set on a line of their own ("Note", "Tip", "Caution").
+_LABELS = _wordset("Note Tip Caution Warning Important Attention Hint Remark")
+_LABEL_COLON = re.compile(r"^(?:Note|Tip|Caution|Warning|Important|Example|Examples|Syntax):$")
+# Words after which a section number is a reference, not a heading ("see Section 3.2 Foo").
+_REFERENCE_WORDS = _wordset(
+    "section sections chapter chapters appendix version versions release releases page pages "
+    "table figure rfc since until v r nut python gnuplot linux"
+)
+_ABBREVIATIONS = _wordset(
+    "e.g. i.e. etc. vs. cf. dr. mr. mrs. ms. st. no. fig. sec. eq. p. pp. vol. al. approx. "
+    "resp. incl. ca. viz. inc. ltd. corp. co. jr. sr. min. max. ref."
+)
+_SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
+_CHAPTER_NUMBER = re.compile(r"^\d{1,2}$")
+_LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[a-z][.)]|\([a-z0-9]{1,2}\))$")
+_BULLET_CHARS = frozenset("•◦▪‣●○■□►")
+_CAPTION = re.compile(r"^(?:Table|Figure|Listing|Example)$")
+_CAPTION_NUMBER = re.compile(r"^[0-9A-Z]{1,2}(?:[.-]\d{1,3})*[.:]$")
+_TERMINAL = re.compile(r"[.!?][\"'”’)\]]*$")
+_OPENING = re.compile(r"^[\"'“‘(\[`]*[A-Z0-9]")
+_LEADERS = re.compile(r"(?:\.\s?){5,}")
+_ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9&/-]+$")
+_TITLE_WORD = re.compile(r"^[A-Z][a-z]+(?:-[a-z]+)*$")
+_PLAIN_WORD = re.compile(r"^[\"'“‘(]*[a-z][a-z'’-]*[\"'”’),;:.!?]*$")
+_WORDISH = re.compile(r"^[\"'“‘(]*[A-Za-z][A-Za-z'’-]*[\"'”’),;:.!?]*$")
+# Code, not prose: "x <- f(y)", "a = 2", "{ ... }", ">>> f()"; not a menu path "File > Open".
+_OPERATOR = re.compile(r"^(?:<-|<<-|=|==|!=|<=|>=|\{|\}|>>>|\|\||&&)$")
+_NUMERIC = re.compile(r"^[-+(]*\d[\d.,:/%x-]*[)]*[.,;:]?$")
+_BARE_NUMBER = re.compile(r"^[-+]?\d[\d.]*[+%]?$")
+_END_CHARS = frozenset(".!?\"')]”’")
+_DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})$")
+_FOOTNOTE = re.compile(r"^\d{1,3}$")
+_CODE_START = re.compile(r"^(?:>|\$|#|%|>>>|:;|\S*<-|\S*\(|\S*=)")
+_CLAUSE_END = re.compile(r"[,:;(\"“'‘/-]$")
+# Running headers and footers that the parser's edge check missed because they change from
+# page to page: "Chapter 2: Installing R under Unix-alikes 9", "Appendix C: Platform notes 76",
+# "1.4. Library Reference 125", "16 Chapter 1. The PyTables Core Library", "CONTENTS gnuplot
+# 5.4 123", "(continues on next page)".
+_RUNNING = re.compile(
+    r"\b(?:Chapter|Appendix)\s+[0-9A-Z]{1,2}:(?:\s+(?!\d{1,4}(?:\s|$))\S+){1,10}?\s+\d{1,4}(?=\s|$)"
+    r"|\b(?:Chapter|Appendix)\s+[0-9A-Z]{1,2}:\s*$"
+    r"|(?<!\S)\d{1,4}\s+Chapter\s+\d{1,2}\.(?:\s+[A-Z][\w-]*){1,6}(?=\s|$)"
+    r"|(?<!\S)\d{1,2}(?:\.\d{1,3})+\.\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,4}\s+\d{1,4}(?=\s|$)"
+    r"|(?<!\S)[A-Z]{4,}\s+[a-z][\w-]*\s+\d+\.\d+\s+\d{1,4}(?=\s|$)"
+    r"|(?<!\S)\d{1,4}\s+[a-z][\w-]*\s+\d+\.\d+\s+[A-Z]{4,}(?=\s|$)"
+    r"|\((?:continued from previous page|continues on next page)\)"
+)
+MAX_TITLE_WORDS = 12
+
+
+def _bare(word: str) -> str:
+    return word.strip("\"'“”‘’()[],;:.!?").lower()
+
+
+def _is_stop(word: str) -> bool:
+    return _bare(word) in STOP_WORDS
+
+
+def _sentence_end(word: str, following: str) -> bool:
+    """Word ends a sentence and ``following`` starts the next (not "e.g." nor "D. Stimits").
+    A plain word with a full stop ends one even before a lower-case word: what follows is
+    code or debris ("... of the header. char * CallocCharBuf(size_t n)"), not the same
+    sentence."""
+    if word[-1] not in _END_CHARS or not _TERMINAL.search(word):
+        return False
+    low = word.lower().rstrip("\"'”’)]").lstrip("(\"'“‘[")
+    if low in _ABBREVIATIONS:
+        return False
+    if not _OPENING.match(following):
+        return bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
+    return not (re.fullmatch(r"[A-Z]\.", word) and _TITLE_WORD.match(following))
+
+
+def _is_section_number(words: list[str], i: int) -> bool:
+    """A heading's number: "5.2", "B.3.4", "C.4", or a chapter's "3" before a capitalised
+    title. After "3.4.2" or "C.3" any title ("3.4.2 macOS"); after "5.2" one that starts with
+    a capital or a digit, or a short lower-case one ("8.3 on.exit A function ..."), since
+    "1.4 servers have a compatibility mode" is prose."""
+    if i + 1 >= len(words):
+        return False
+    word, nxt = words[i], words[i + 1]
+    if _SECTION_NUMBER.match(word):
+        if re.match(r"[A-Z0-9\"“]", nxt):
+            return True
+        if not re.match(r"[a-z]", nxt):
+            return False
+        deep = word.count(".") - word.endswith(".") >= 2 or word[0].isalpha()
+        return deep or _title_end(words, i + 1, short=True) <= i + 5
+    title = _TITLE_WORD.match(nxt) or _ALL_CAPS.match(nxt)
+    return bool(_CHAPTER_NUMBER.match(word) and title)
+
+
+def _title_end(words: list[str], first: int, short: bool = False) -> int:
+    """Where the title that starts at ``first`` ends and the body begins (``len(words)`` when
+    the whole run is a title): after a "?", before another section number, an opener, a label,
+    or else the first capitalised word after a lower-case one ("Data redundancy Software ...")."""
+    limit = min(len(words), first + (4 if short else MAX_TITLE_WORDS) + 1)
+    for j in range(first + 1, limit):
+        previous = words[j - 1]
+        if previous.endswith("?"):
+            return j
+        if previous.endswith(":"):
+            continue
+        if (not short and _is_section_number(words, j)) or words[j] in _LABELS:
+            return j
+        if words[j] in _OPENERS:
+            return j
+    for j in range(first + 1, limit):
+        previous = words[j - 1]
+        if _TITLE_WORD.match(words[j]) and re.match(r"[a-z]", previous) and not _is_stop(previous):
+            return j
+    return len(words)
+
+
+def _heading_starts(words: list[str], j: int) -> bool:
+    """A heading's (or a chapter's) number at ``j`` inside a run of words. After code or a
+    stop word too ("... rating); 4.8.2 Setting flags", "shut down 11.2.3 Completely ..."), but
+    "in 5.2 Foo" is more likely a reference; a chapter's "1" only after a page number or code
+    ("64 1 Introduction"), not after a plain word ("takes 2 Arguments")."""
+    word, previous = words[j], words[j - 1]
+    if not _is_section_number(words, j):
+        return False
+    if _SECTION_NUMBER.match(word):
+        return not _is_stop(previous) or word.count(".") - word.endswith(".") >= 2
+    return not _PLAIN_WORD.match(previous)
+
+
+def _inner_break(words: list[str]) -> int | None:
+    """The first place inside a run of words where a heading, a caption, a footnote or a label
+    begins, or where a heading ends and a sentence begins (a strong opener after a word that
+    cannot end a clause)."""
+    for j in range(1, len(words) - 1):
+        previous, word = words[j - 1], words[j]
+        if not (word[0].isupper() or word[0].isdigit()) or _bare(previous) in _REFERENCE_WORDS:
+            continue  # every break below starts with a capital or a digit
+        if _heading_starts(words, j):
+            return j
+        if _CAPTION.match(word) and _CAPTION_NUMBER.match(words[j + 1]):
+            return j
+        if _FOOTNOTE.match(word) and words[j + 1] in _OPENERS:
+            return j  # "(‘ctest’, 47 On systems which ...": a footnote set at the page's foot
+        if _CLAUSE_END.search(previous) or _is_stop(previous):
+            continue
+        if word in _STRONG_OPENERS or word in _LABELS or _LABEL_COLON.match(word):
+            return j
+    return None
+
+
+def _prose(words: list[str]) -> bool:
+    """Reads as a sentence: starts like one, ends with terminal punctuation, mostly words with
+    at least one function word; few figures, no code operators ("m <- match.call(...)") and
+    no table cells. "... is as follows:" before code is not one: it promises what it lacks."""
+    if not _OPENING.match(words[0]) or not _TERMINAL.search(words[-1]):
+        return False
+    wordish = sum(1 for w in words if _WORDISH.match(w))
+    numeric = [bool(_BARE_NUMBER.match(w)) for w in words]
+    return (
+        any(_is_stop(w) for w in words)
+        and wordish >= 0.6 * len(words)
+        and sum(1 for w in words if _NUMERIC.match(w)) <= 0.25 * len(words)
+        and sum(1 for w in words if _OPERATOR.match(w)) < 2
+        and not _table_run(numeric)
+    )
+
+
+def _table_run(numeric: list[bool]) -> bool:
+    """Table cells flattened into a line: two bare figures side by side and a third within
+    six words ("1.0 1.2 1.4 2.0+ 1.0 yes yes yes no"); a prose list has commas."""
+    for i in range(len(numeric) - 1):
+        if numeric[i] and numeric[i + 1] and sum(numeric[max(0, i - 2) : i + 4]) >= 3:
+            return True
+    return False
+
+
+class _Segmenter:
+    def __init__(self, text: str, cut_start: bool, cut_end: bool) -> None:
+        self.text = text
+        self.cut_start, self.cut_end = cut_start, cut_end
+        self.out: list[Segment] = []
+        flat = text
+        for m in _RUNNING.finditer(text):
+            self.out.append(Segment("header", " ".join(m.group(0).split()), m.start(), m.end()))
+            flat = flat[: m.start()] + " " * (m.end() - m.start()) + flat[m.end() :]
+        self.spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", flat)]
+        self.words = [flat[s:e] for s, e in self.spans]
+        breaks = {m.end() for m in re.finditer(r"\n\s*\n", flat)}
+        self.block_starts = {i for i, (s, _) in enumerate(self.spans) if s in breaks}
+
+    def emit(self, kind: SegmentKind, lo: int, hi: int) -> None:
+        if lo >= hi:
+            return
+        text = " ".join(self.words[lo:hi])
+        self.out.append(Segment(kind, text, self.spans[lo][0], self.spans[hi - 1][1]))
+
+    def units(self) -> list[tuple[int, int]]:
+        """Runs of words between sentence ends, blank lines and bullets."""
+        cuts = [0]
+        words = self.words
+        for i in range(1, len(words)):
+            word, previous = words[i], words[i - 1]
+            end = previous[-1]
+            if _LIST_MARKER.match(previous) and (i == 1 or _TERMINAL.search(words[i - 2])):
+                continue  # "... mtime. 1. Precision Most of ...": a list item's number
+            if (
+                word[0] in _BULLET_CHARS
+                or i in self.block_starts
+                or (end in _END_CHARS and _sentence_end(previous, word))
+                # "... as follows: > fit <- lm(formula) For example ...": the code after the
+                # colon is not the start of the next sentence's prose.
+                or (end == ":" and _CODE_START.match(word))
+            ):
+                cuts.append(i)
+        cuts.append(len(self.words))
+        return [(a, b) for a, b in itertools.pairwise(cuts) if a < b]
+
+    def peel(self, lo: int, hi: int) -> None:
+        """Structure off the front of a unit, one piece at a time, then the prose left."""
+        words = self.words
+        if _LEADERS.search(" ".join(words[lo:hi])) or words[lo] in ("Contents", "CONTENTS"):
+            self.emit("toc", lo, hi)
+            return
+        while lo < hi:
+            run = words[lo:hi]
+            first = run[0]
+            if first[0] in _BULLET_CHARS:
+                if len(first) == 1:
+                    lo += 1
+                    continue
+                words[lo] = run[0] = first = first[1:]
+            if _LIST_MARKER.match(first) and len(run) > 1:
+                # "1. Precision Most of the conversions ...": an item may open with a title.
+                end = _title_end(run, 1, short=True)
+                titled = end < len(run) and run[1] not in _OPENERS
+                if titled:
+                    self.emit("heading", lo + 1, lo + end)
+                lo += end if titled else 1
+                continue
+            if _LABEL_COLON.match(first) or (
+                first in _LABELS and len(run) > 1 and run[1] != "that"
+            ):
+                self.emit("heading", lo, lo + 1)
+                lo += 1
+                continue
+            structure = self._structure_end(run)
+            if structure is not None:
+                table = _ALL_CAPS.match(first) or _DATE.match(run[1] if len(run) > 1 else "")
+                self.emit("table" if table else "heading", lo, lo + structure)
+                lo += structure
+                continue
+            inner = _inner_break(run)
+            stop = hi if inner is None else lo + inner
+            self.emit(self._kind(lo, stop), lo, stop)
+            lo = stop
+
+    def _structure_end(self, run: list[str]) -> int | None:
+        """Length of the heading, caption, table header or revision row that starts ``run``."""
+        first = run[0]
+        if len(run) > 1 and _SECTION_NUMBER.match(first) and _DATE.match(run[1]):
+            return len(run)  # a revision-table row: "2.6.0 2011-01-14 First release of ..."
+        if _is_section_number(run, 0):
+            return _title_end(run, 1)
+        if _CAPTION.match(first) and len(run) > 2 and _CAPTION_NUMBER.match(run[1]):
+            return _title_end(run, 2)
+        if first in ("Chapter", "Appendix", "Part") and re.fullmatch(
+            r"[0-9A-Z]{1,2}[.:]?", run[1] if len(run) > 2 else ""
+        ):
+            return _title_end(run, 2)
+        caps = 0
+        while caps < len(run) and _ALL_CAPS.match(run[caps]):
+            caps += 1
+        return caps if caps >= 3 else None
+
+    def _kind(self, lo: int, hi: int) -> SegmentKind:
+        words = self.words[lo:hi]
+        at_start = lo == 0 and self.cut_start
+        at_end = hi == len(self.words) and self.cut_end
+        if at_start and words[0] not in _OPENERS:
+            return "fragment"  # a chunk boundary cut the sentence's beginning off
+        if at_end and not _TERMINAL.search(words[-1]):
+            return "fragment"
+        if at_end and words[-1].lower() in _ABBREVIATIONS:
+            return "fragment"
+        if _prose(words):
+            return "sentence"
+        numeric = sum(1 for w in words if _NUMERIC.match(w) or _ALL_CAPS.match(w))
+        return "table" if numeric >= 0.4 * len(words) else "debris"
+
+    def run(self) -> list[Segment]:
+        for lo, hi in self.units():
+            self.peel(lo, hi)
+        return sorted(self.out, key=lambda s: (s.start, s.end))
+
+
+def segment(text: str, *, cut_start: bool = False, cut_end: bool = False) -> list[Segment]:
+    """Split text into sentences and the structure around them: headings ("5.2 How can add-on
+    packages be installed?", "11.2 Linear models"), admonition labels, list markers, table
+    rows and headers, table-of-contents entries and running headers. ``cut_start`` and
+    ``cut_end`` say that a chunk boundary may have cut the text mid-sentence there: a sentence
+    left without its beginning or end is a ``fragment``."""
+    return _Segmenter(text, cut_start, cut_end).run()

@@ -24,8 +24,8 @@ from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.browser import free_port
 from tests.conftest import DEAD_HOST
+from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
 from tests.pdfs import make_pdf
-from tests.test_ollama_engine import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
 from tests.texts import BOILER, PUMP
 
 pytestmark = pytest.mark.slow

@@ -3,66 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import pytest
 
-from ingest.pipeline import Ingestor
-from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
-
-PLAN = {
-    "rag_queries": [],
-    "web_queries": [],
-    "alternatives": ["pump inspection interval"],
-    "strategy": "documents first",
-}
-REVIEW_OK = {
-    "confidence": 0.9,
-    "unsupported_claims": [],
-    "logical_gaps": [],
-    "hallucination": False,
-    "conflicts": [],
-    "recommend_retry": False,
-}
-
-
-def draft(*sentences: tuple[str, list[int]]) -> str:
-    return json.dumps({"sentences": [{"text": t, "citations": c} for t, c in sentences]})
-
-
-def scripted(script: dict[str, list[str]]) -> Callable[[dict], str]:
-    """Reply by the schema the client asked for (``format`` carries the JSON schema)."""
-
-    def reply(body: dict) -> str:
-        title = body.get("format", {}).get("title", "")
-        queue = script[title]
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-
-    return reply
-
-
-def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[RunService, FakeOllama]:
-    """A workspace whose runs use the Ollama engine against the fake server."""
-    bench.settings.ollama_host = fake_ollama.url
-    ws = bench.create_workspace("plant", "wordllama")
-    text = (
-        "The hydraulic pump must be inspected every 500 operating hours by a technician. "
-        "The technician checks the seals and the relief valve during each inspection. "
-    ) * 3
-    Ingestor(bench).ingest_bytes(ws, text.encode(), "pump.txt")
-    return RunService(bench), fake_ollama
+from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
 
 
 @pytest.fixture
 def setup(bench: Workbench, fake_ollama: FakeOllama):
     return ollama_plant(bench, fake_ollama)
-
-
-def ask(research: RunService):
-    return research.ask("plant", "How often is the pump inspected?", engine="ollama")
 
 
 def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
@@ -92,6 +44,9 @@ def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
     prompt = " ".join(m["content"] for m in synth_request["messages"])
     assert "[1] (pump.txt, p. 1)" in prompt
     assert "documents first" in prompt  # the planner's strategy reaches the synthesizer
+    # the same discipline as the offline composer: answer first, prose only
+    assert "Answer first" in prompt and "One claim per sentence" in prompt
+    assert "section headings" in prompt and "Never copy those" in prompt
     assert synth_request["options"]["num_ctx"] >= 8192
 
 

@@ -1,0 +1,414 @@
+"""Offline answer composition: PDF structure is never quoted, cut sentences are completed or
+dropped, the best passage leads and off-topic sentences stay out.
+
+The texts are modelled on the Debian manuals (R FAQ-style numbered headings, NUT revision
+tables, AsciiDoc tables of contents) and go through the real parser and chunker."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.chunking import chunk_pages
+from ingest.parsing import Page, parse_bytes
+from masis_core.llm.compose import compose, passages
+from masis_core.llm.offline import extract_answer, render_answer
+from masis_core.state import Evidence
+from masis_core.text import segment
+from tests.pdfs import make_pdf
+
+
+def kinds(text: str, **cut: bool) -> list[tuple[str, str]]:
+    return [(s.kind, s.text) for s in segment(text, **cut)]
+
+
+def sentences_of(text: str, **cut: bool) -> list[str]:
+    return [t for k, t in kinds(text, **cut) if k == "sentence"]
+
+
+# --- the segmenter, one structure at a time ---------------------------------------------------
+
+
+def test_a_numbered_question_heading_is_split_off() -> None:
+    text = (
+        "Packages are downloaded from CRAN. 5.2 How can add-on packages be installed? "
+        "Add-on packages are installed with install.packages() from within R."
+    )
+    assert kinds(text) == [
+        ("sentence", "Packages are downloaded from CRAN."),
+        ("heading", "5.2 How can add-on packages be installed?"),
+        ("sentence", "Add-on packages are installed with install.packages() from within R."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "body"),
+    [
+        (
+            "for experts only. 11.2 Linear models The basic function for fitting ordinary "
+            "multiple models is lm().",
+            "11.2 Linear models",
+            "The basic function for fitting ordinary multiple models is lm().",
+        ),
+        (
+            "is reserved. 9.8.3 Data redundancy Software RAID systems offered by the Linux "
+            "kernel provide data redundancy.",
+            "9.8.3 Data redundancy",
+            "Software RAID systems offered by the Linux kernel provide data redundancy.",
+        ),
+        (
+            "done by root. B.3.4 Making manuals The default settings for making the manuals "
+            "are controlled by R_PAPERSIZE.",
+            "B.3.4 Making manuals",
+            "The default settings for making the manuals are controlled by R_PAPERSIZE.",
+        ),
+        (
+            "flags, rating); 4.8.2 Setting flags Some variables have special properties.",
+            "4.8.2 Setting flags",
+            "Some variables have special properties.",
+        ),
+        (
+            "this chapter. 8.3 on.exit A function can insert a call to on.exit at any point.",
+            "8.3 on.exit",
+            "A function can insert a call to on.exit at any point.",
+        ),
+    ],
+)
+def test_a_heading_glued_to_its_first_sentence_is_split_off(
+    text: str, heading: str, body: str
+) -> None:
+    found = kinds(text)
+    assert ("heading", heading) in found
+    assert body in sentences_of(text)
+    assert not any(heading in s for s in sentences_of(text))
+
+
+def test_prose_that_starts_with_a_version_number_is_not_a_heading() -> None:
+    text = "1.4 servers have a compatibility mode where they answer queries for both names."
+    assert sentences_of(text) == [text]
+
+
+def test_table_of_contents_lines_are_never_sentences() -> None:
+    text = (
+        "Contents 1 APC 1 1.1 940-0024C clone . . . . . . . . . . . . . . 1 "
+        "1.2 940-0024E clone . . . . . . . . . . . . . . 1 2 Belkin 2"
+    )
+    assert sentences_of(text) == []
+    assert "toc" in {k for k, _ in kinds(text)}
+
+
+def test_a_revision_table_is_never_a_sentence() -> None:
+    text = (
+        "REVISION HISTORY NUMBER DATE DESCRIPTION NAME 2.8.0 2023-01-25 Current release of "
+        "Network UPS Tools (NUT). 2.6.0 2011-01-14 First release of AsciiDoc documentation "
+        "for Network UPS Tools (NUT)."
+    )
+    assert sentences_of(text) == []
+    assert {k for k, _ in kinds(text)} == {"table"}
+
+
+def test_table_cells_and_captions_are_not_sentences() -> None:
+    cells = "Signal PC NMC 1,4,6 TxD 2 3 RxD 3 6 GND 5 4 7,8 shield shield"
+    assert sentences_of(cells) == []
+    row = (
+        "Server version Client version 1.0 1.2 1.4 2.0+ 1.0 yes yes yes no 1.2 yes yes yes no "
+        "1.4 yes yes yes yes."
+    )
+    assert sentences_of(row) == []
+    caption = (
+        "Table 1.9: List of types of timestamps Note The noatime mount option improves the "
+        "read performance."
+    )
+    assert ("heading", "Table 1.9: List of types of timestamps") in kinds(caption)
+    assert sentences_of(caption) == ["The noatime mount option improves the read performance."]
+
+
+def test_running_headers_are_removed_even_inside_a_sentence() -> None:
+    text = (
+        "The file collects the rows of our table and will be 1.3. Tutorials 21 saved to disk "
+        "when it is closed. Chapter 2: Installing R under Unix-alikes 9 2.5 Uninstallation "
+        "You can uninstall R by make uninstall."
+    )
+    assert sentences_of(text) == [
+        "The file collects the rows of our table and will be saved to disk when it is closed.",
+        "You can uninstall R by make uninstall.",
+    ]
+    headers = [t for k, t in kinds(text) if k == "header"]
+    assert headers == ["1.3. Tutorials 21", "Chapter 2: Installing R under Unix-alikes 9"]
+
+
+def test_list_markers_and_labels_are_dropped_from_their_items() -> None:
+    text = (
+        "• Reading a file changes the atime attribute of the file. • Overwriting a file "
+        "changes the mtime attribute. 1. Precision Most of the conversions are done to full "
+        "precision. Tip See Section 9.3.4 to customize the output."
+    )
+    assert sentences_of(text) == [
+        "Reading a file changes the atime attribute of the file.",
+        "Overwriting a file changes the mtime attribute.",
+        "Most of the conversions are done to full precision.",
+        "See Section 9.3.4 to customize the output.",
+    ]
+
+
+def test_abbreviations_and_initials_do_not_end_sentences() -> None:
+    text = "From D. Stimits the cable works, e.g. Windows users can use it too."
+    assert sentences_of(text) == [text]
+
+
+def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
+    text = (
+        "A streamlined version of the call is as follows: > fit <- lm(formula, data = d) "
+        "The value of lm() is a fitted model object."
+    )
+    assert sentences_of(text) == ["The value of lm() is a fitted model object."]
+
+
+def test_sentences_cut_by_a_chunk_boundary_are_fragments() -> None:
+    text = (
+        "in Austria can be found at the URL of the mirror. The mirrors are listed on the "
+        "CRAN page. Each mirror holds a full copy of"
+    )
+    found = kinds(text, cut_start=True, cut_end=True)
+    assert found[0] == ("fragment", "in Austria can be found at the URL of the mirror.")
+    assert found[-1] == ("fragment", "Each mirror holds a full copy of")
+    assert sentences_of(text, cut_start=True, cut_end=True) == [
+        "The mirrors are listed on the CRAN page."
+    ]
+    # the same text at a document's start and end: only what is not prose is left out
+    assert kinds(text)[0][0] == "debris"
+
+
+def test_segments_point_back_into_the_text() -> None:
+    text = "Packages are downloaded from CRAN.  5.2 How can add-on packages be installed?"
+    for s in segment(text):
+        assert " ".join(text[s.start : s.end].split()) == s.text
+
+
+# --- composition on real PDF text ---------------------------------------------------------------
+
+# Filler long enough that the chunker (200 words, 40 overlap) cuts the FAQ answer mid-way.
+LONG_SENTENCE = (
+    "Memory use also depends on the platform, because a 64-bit build of R stores every "
+    "pointer in eight bytes instead of four, so the same numeric vectors, lists and "
+    "environments need noticeably more memory there than on a 32-bit build, which is why "
+    "the memory limits that the administrator sets on a shared server should always be "
+    "planned for the 64-bit build that the users actually run on that machine."
+)
+FAQ_PAGES = [
+    "REVISION HISTORY\nNUMBER DATE DESCRIPTION NAME\n"
+    "2.8.0 2023-01-25 Current release of the R memory notes.\n"
+    "2.6.0 2011-01-14 First release of the R memory notes for users.\n\n"
+    "Contents\n"
+    "1 Memory . . . . . . . . . . . . . . . . . . . . . . . . . . . 2\n"
+    "1.1 How much memory does R use? . . . . . . . . . . . . . . . . 2\n"
+    "1.2 Reporting bugs . . . . . . . . . . . . . . . . . . . . . . 3\n",
+    "1 Memory\n"
+    "1.1 How much memory does R use?\n"
+    "R keeps every object of a session in memory, so the memory R uses grows with the data "
+    "that is loaded. " + LONG_SENTENCE + " The memory R uses can be limited with the "
+    "--max-vsize option when R is started. It is reported by the function gc(), which also "
+    "frees memory that is no longer in use. Large data sets can be kept in a database instead "
+    "and read into memory in pieces when they are needed for an analysis. Objects that are "
+    "no longer needed should be removed with rm() so that their memory can be reclaimed by "
+    "the garbage collector. A session that runs out of memory stops with an error message "
+    "that names the size of the allocation that failed.\n"
+    "1.2 Reporting bugs\n"
+    "Use the bug tracker to report a problem with R itself, after checking the NEWS file. "
+    "Reports should include a small example that shows the problem.",
+]
+
+
+def evidence_from_pdf(pages: list[str], keep: list[int] | None = None) -> list[Evidence]:
+    """The PDF through the real parser and chunker, as evidence (chunk ids carry the index)."""
+    parsed = parse_bytes(make_pdf(pages), "memory-notes.pdf")
+    chunks = chunk_pages(parsed.pages)
+    chosen = [c for c in chunks if keep is None or c.index in keep]
+    return [
+        Evidence(
+            chunk_id=f"ws/doc1/{c.index:06d}",
+            doc_id="doc1",
+            filename="memory-notes.pdf",
+            page_start=c.page_start,
+            page_end=c.page_end,
+            text=c.text,
+            score=0.5,
+            source="kb",
+        )
+        for c in chosen
+    ]
+
+
+def straddled(evidence: list[Evidence]) -> int:
+    """The chunk where LONG_SENTENCE starts but does not end: the chunker cut it there."""
+    start, end = LONG_SENTENCE[:40], LONG_SENTENCE[-40:]
+    cut = [n for n, ev in enumerate(evidence) if start in ev["text"] and end not in ev["text"]]
+    assert cut, "the long sentence must straddle a chunk boundary for this test"
+    assert end in evidence[cut[0] + 1]["text"]
+    return cut[0]
+
+
+def note(doc: str, text: str, score: float = 0.5) -> Evidence:
+    """A one-chunk text note as the researcher's evidence."""
+    return Evidence(
+        chunk_id=f"ws/{doc}/000000",
+        doc_id=doc,
+        filename=f"{doc}.txt",
+        page_start=1,
+        page_end=1,
+        text=text,
+        score=score,
+        source="kb",
+    )
+
+
+def answer_text(parts: list[dict]) -> str:
+    return " ".join(p["text"] for p in parts)
+
+
+def test_the_composed_answer_quotes_prose_only_and_leads_with_the_best_passage() -> None:
+    evidence = evidence_from_pdf(FAQ_PAGES)
+    assert len(evidence) >= 2  # the chunker really cut the text
+    parts = compose("How much memory does R use?", evidence)
+    text = answer_text(parts)
+    # leads with the passage that answers, adjacent sentences in document order
+    lead = [p["text"] for p in parts[:3]]
+    assert lead[0].startswith("R keeps every object of a session in memory")
+    assert lead[1] == LONG_SENTENCE  # whole, though the chunker cut it in two
+    assert lead[2].startswith("The memory R uses can be limited with the --max-vsize option")
+    # no heading, table of contents or revision table, even where it holds the question
+    for debris in (
+        "1.1 How much",
+        "How much memory does R use?",
+        ". . .",
+        "REVISION",
+        "2023-01-25",
+        "1.2 Reporting bugs",
+        "Contents",
+    ):
+        assert debris not in text
+    # the bug-report sentence shares "use" with the question and still stays out
+    assert "bug tracker" not in text
+    # every part is a whole sentence of the document, cited
+    for p in parts:
+        assert p["text"][0].isupper() and p["text"].endswith(".")
+        assert p["citations"] and all(1 <= m <= len(evidence) for m in p["citations"])
+
+
+def test_a_sentence_cut_by_a_chunk_boundary_is_read_whole_from_its_neighbour() -> None:
+    evidence = evidence_from_pdf(FAQ_PAGES)
+    n = straddled(evidence)
+    joined = passages(evidence[n : n + 2])
+    assert len(joined) == 1  # neighbours are one passage, the 40-word overlap counted once
+    words = " ".join(joined[0].words)
+    assert LONG_SENTENCE in words and words.count(LONG_SENTENCE) == 1
+    parts = compose("Why does memory use depend on a 64-bit build of R?", evidence[n : n + 2])
+    whole = [p for p in parts if p["text"] == LONG_SENTENCE]
+    assert whole and whole[0]["citations"] == [1, 2]  # read across both chunks, cites both
+
+
+def test_a_cut_sentence_without_its_neighbour_is_dropped_not_quoted_in_part() -> None:
+    evidence = evidence_from_pdf(FAQ_PAGES)
+    n = straddled(evidence)
+    head, tail = evidence[n], evidence[n + 1]
+    assert not head["text"].endswith(".")  # a hard cut inside the sentence
+    question = "Why does memory use depend on a 64-bit build of R?"
+    for alone in ([head], [tail]):
+        texts = [p["text"] for p in compose(question, alone)]
+        assert texts, "the rest of the chunk still answers"
+        for text in texts:
+            assert text == LONG_SENTENCE or text not in LONG_SENTENCE  # never a piece of it
+            assert "64-bit" not in text or text == LONG_SENTENCE
+            assert text[0].isupper() and text.endswith(".")
+    # the two chunks in either evidence order are still one passage
+    assert LONG_SENTENCE in [p["text"] for p in compose(question, [tail, head])]
+
+
+def test_off_topic_sentences_stay_out_even_when_they_share_a_word() -> None:
+    evidence = [
+        note(
+            "a",
+            (
+                "The memory R uses grows with the objects of the session. "
+                "Use the bug tracker to report problems with the R interpreter."
+            ),
+            0.6,
+        ),
+        note(
+            "b",
+            (
+                "Packages use the CRAN mirrors for downloads. Memory that R uses can be "
+                "limited with the --max-vsize option."
+            ),
+            0.5,
+        ),
+    ]
+    parts = compose("How much memory does R use?", evidence)
+    text = answer_text(parts)
+    assert "bug tracker" not in text and "CRAN mirrors" not in text
+    assert parts[0] == {
+        "text": "The memory R uses grows with the objects of the session.",
+        "citations": [1],
+    }
+    assert {
+        "text": "Memory that R uses can be limited with the --max-vsize option.",
+        "citations": [2],
+    } in parts
+
+
+def test_the_lead_passage_keeps_its_continuation_and_other_sources_follow() -> None:
+    evidence = [
+        note(
+            "a",
+            (
+                "Boilers are serviced in spring. The hydraulic pump must be inspected every 500 "
+                "operating hours. This inspection covers the seals and the relief valve. Lunch is "
+                "served at noon."
+            ),
+            0.6,
+        ),
+        note(
+            "b", "Vendor guidance says the hydraulic pump is inspected at every service visit.", 0.5
+        ),
+    ]
+    parts = compose("How often must the hydraulic pump be inspected?", evidence)
+    assert [p["text"] for p in parts] == [
+        "The hydraulic pump must be inspected every 500 operating hours.",
+        "This inspection covers the seals and the relief valve.",
+        "Vendor guidance says the hydraulic pump is inspected at every service visit.",
+    ]
+    assert [p["citations"] for p in parts] == [[1], [1], [2]]
+    rendered = render_answer(parts)
+    assert rendered.count("\n\n") == 1 and rendered.endswith("visit. [2]")
+
+
+def test_nothing_relevant_gives_the_closest_sentence_or_nothing() -> None:
+    evidence = [note("a", "Lunch is served at noon in the canteen.", 0.3)]
+    assert compose("How often must the hydraulic pump be inspected?", evidence) == []
+    assert extract_answer("How often must the hydraulic pump be inspected?", []) == []
+
+
+def test_markers_inside_evidence_stay_defanged_and_web_evidence_stands_alone() -> None:
+    evidence = [
+        Evidence(
+            chunk_id="web:1",
+            url="https://example.org/pump",
+            text=("The hydraulic pump is inspected under clause [2] of the plant rules."),
+            score=0.4,
+            source="web",
+        ),
+    ]
+    parts = compose("How is the hydraulic pump inspected?", evidence)
+    assert parts == [
+        {
+            "text": "The hydraulic pump is inspected under clause ［2］ of the plant rules.",
+            "citations": [1],
+        }
+    ]
+    assert render_answer(parts).endswith("rules. [1]")
+
+
+def test_page_text_with_line_breaks_keeps_its_headings_apart() -> None:
+    # Text notes (.txt/.md) are chunked the same way: words joined by spaces.
+    pages = [Page(1, "2.5 Uninstallation\nYou can uninstall R by make uninstall.\n")]
+    (chunk,) = chunk_pages(pages)
+    assert sentences_of(chunk.text) == ["You can uninstall R by make uninstall."]
