@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from masis_core.retrieval.quality import STOP_WORDS, words
+from masis_core.words import QUESTION_WORDS, STOP_WORDS, stem, words
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 # A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.
@@ -19,61 +19,6 @@ _MARKER = re.compile(r"\s*\[([0-9]+)\]")
 _ANY_MARKER = re.compile(r"[\[［]\d+[\]］]")
 _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}(?:\s+[A-Z][a-zA-Z]{2,})*")
 
-# Words that ask rather than inform: never counted as content the answer must cover.
-QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "many",
-        "much",
-        "does",
-        "did",
-        "do",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "tell",
-        "explain",
-        "describe",
-        "list",
-        "give",
-        "name",
-        "show",
-        "find",
-        "there",
-        "any",
-        "according",
-    ]
-)
-_SUFFIXES = (
-    "ations",
-    "ation",
-    "ments",
-    "ment",
-    "ness",
-    "ings",
-    "ing",
-    "ies",
-    "ied",
-    "ed",
-    "es",
-    "ly",
-    "s",
-)
-
 
 def sentences(text: str) -> list[str]:
     parts: list[str] = []
@@ -81,15 +26,6 @@ def sentences(text: str) -> list[str]:
         block = " ".join(raw.split())
         parts.extend(s.strip() for s in _SENTENCE_SPLIT.split(block) if s.strip())
     return parts
-
-
-def stem(word: str) -> str:
-    """A crude stemmer: enough to match 'configure' with 'configuration'."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            word = word[: -len(suffix)]
-            break
-    return word[:7]
 
 
 def content_stems(text: str) -> set[str]:

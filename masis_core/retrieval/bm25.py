@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import bm25s
 import numpy as np
-import Stemmer
 
 from masis_core.db import connect, ensure_schema
+from masis_core.words import BM25_STOPWORDS as STOPWORDS
+from masis_core.words import SNOWBALL as _STEMMER
 
 if TYPE_CHECKING:
     from masis_core.registry import Registry, Workspace
@@ -40,10 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_STEMMER = Stemmer.Stemmer("english")
 _WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
 _SEPARATORS = re.compile(r"[\-./]")
-STOPWORDS = frozenset(bm25s.stopwords.STOPWORDS_EN)
 
 
 def tokenize(text: str) -> list[str]:
