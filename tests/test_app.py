@@ -155,7 +155,9 @@ def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
         "Cancel this run",
     ]
     action.set_value("rephrase").run()
-    by_key_prefix(at.text_input, "review-text").input("When does the pump relief valve open?")
+    by_key_prefix(at.text_input, "review-text").input(
+        "At what pressure does the pump relief valve open?"
+    )
     by_key_prefix(at.button, "review-submit").click().run()
     settle(at)
     rec = RunService(bench).store.get(run_id)

@@ -69,7 +69,7 @@ def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: RunService, w
 def test_a_stopped_script_mid_resume_is_not_left_paused(research: RunService, ws) -> None:
     paused = research.ask(ws.id, OFF_TOPIC)
     assert paused.status == "needs_human"
-    response = {"action": "rephrase", "text": "When does the relief valve open?"}
+    response = {"action": "rephrase", "text": "At what pressure does the relief valve open?"}
     with pytest.raises(StopException):
         research.resume(paused.run_id, response, on_event=stop_after(1))
     rec = research.store.get(paused.run_id)
@@ -77,7 +77,7 @@ def test_a_stopped_script_mid_resume_is_not_left_paused(research: RunService, ws
     assert rec.status == "failed" and rec.error == INTERRUPTED
     done = research.resume(rec.run_id, None)
     assert done.status == "completed"
-    assert done.question == "When does the relief valve open?"
+    assert done.question == "At what pressure does the relief valve open?"
     assert "230 bar" in (done.answer or "")
 
 
