@@ -24,6 +24,7 @@ import logging
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from masis_core.state import Evidence
@@ -164,10 +165,7 @@ def passages(evidence: list[Evidence]) -> list[Passage]:
 
 def _segment(p: Passage) -> None:
     text = " ".join(p.words)
-    p.word_starts, at = [], 0
-    for w in p.words:
-        p.word_starts.append(at)
-        at += len(w) + 1
+    p.word_starts = list(accumulate((len(w) + 1 for w in p.words[:-1]), initial=0))
     p.segments = segment(text, cut_start=p.cut_start, cut_end=p.cut_end)
 
 
@@ -176,7 +174,9 @@ def _markers(p: Passage, seg: Segment) -> list[int]:
     last words: a sentence read across a chunk boundary cites both."""
     lo = bisect_right(p.word_starts, seg.start) - 1
     hi = bisect_right(p.word_starts, seg.end - 1) - 1
-    common = set(p.owners[lo]).intersection(*(p.owners[i] for i in range(lo, hi + 1)))
+    # Each chunk holds a contiguous run of the passage's words: one that holds both ends
+    # holds the whole sentence.
+    common = set(p.owners[lo]) & set(p.owners[hi])
     if common:
         return [min(common)]
     return sorted({min(p.owners[lo]), min(p.owners[hi])})
