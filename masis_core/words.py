@@ -10,6 +10,7 @@ crude suffix cut for matching a question's words in an answer ("configure" with
 
 from __future__ import annotations
 
+import functools
 import re
 
 import bm25s
@@ -204,6 +205,7 @@ _SUFFIXES = (
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude stemmer: enough to match 'configure' with 'configuration'."""
     for suffix in _SUFFIXES:

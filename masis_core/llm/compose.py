@@ -24,6 +24,7 @@ import logging
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from masis_core.state import Evidence
@@ -164,29 +165,25 @@ def passages(evidence: list[Evidence]) -> list[Passage]:
 
 def _segment(p: Passage) -> None:
     text = " ".join(p.words)
-    p.word_starts, at = [], 0
-    for w in p.words:
-        p.word_starts.append(at)
-        at += len(w) + 1
+    p.word_starts = list(accumulate((len(w) + 1 for w in p.words[:-1]), initial=0))
     p.segments = segment(text, cut_start=p.cut_start, cut_end=p.cut_end)
 
 
-def _markers(p: Passage, seg: Segment, score: dict[int, float]) -> list[int]:
-    """The chunk that holds the whole sentence (the best-scored if several), else the chunks
-    of its first and last words: a sentence read across a boundary cites both."""
+def _markers(p: Passage, seg: Segment) -> list[int]:
+    """The best-ranked chunk that holds the whole sentence, else the chunks of its first and
+    last words: a sentence read across a chunk boundary cites both."""
     lo = bisect_right(p.word_starts, seg.start) - 1
     hi = bisect_right(p.word_starts, seg.end - 1) - 1
-    common = set(p.owners[lo]).intersection(*(p.owners[i] for i in range(lo, hi + 1)))
+    # Each chunk holds a contiguous run of the passage's words: one that holds both ends
+    # holds the whole sentence.
+    common = set(p.owners[lo]) & set(p.owners[hi])
     if common:
-        return [min(common, key=lambda m: (-score[m], m))]
-    first = min(p.owners[lo], key=lambda m: (-score[m], m))
-    last = min(p.owners[hi], key=lambda m: (-score[m], m))
-    return sorted({first, last})
+        return [min(common)]
+    return sorted({min(p.owners[lo]), min(p.owners[hi])})
 
 
 def candidates(question: str, evidence: list[Evidence]) -> tuple[list[Passage], list[Candidate]]:
     """Every quotable sentence of the evidence, scored for the question."""
-    score = {m: float(ev.get("score", 0.0)) for m, ev in enumerate(evidence, start=1)}
     found: list[Candidate] = []
     joined = passages(evidence)
     for n, p in enumerate(joined):
@@ -200,7 +197,7 @@ def candidates(question: str, evidence: list[Evidence]) -> tuple[list[Passage], 
                 continue
             if not MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS:
                 continue
-            markers = _markers(p, seg, score)
+            markers = _markers(p, seg)
             found.append(
                 Candidate(seg.text, n, order, markers, _stems(seg.text), heading, min(markers))
             )
