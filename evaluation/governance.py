@@ -25,7 +25,6 @@ from typing import Any, TextIO
 
 from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
-from masis_core.jobs import held
 from masis_core.judgement import reliability
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
@@ -78,7 +77,7 @@ def governance_runs(
             ws = bench.create_workspace(f"case-{n}", "wordllama")
             # One batch: the next context is parsed in its child while this one is stored.
             sources = [
-                Source(f"context-{i}.txt", held(text.encode()))
+                Source.of_bytes(f"context-{i}.txt", text.encode())
                 for i, text in enumerate(case["contexts"], start=1)
             ]
             for _ in ingestor.ingest_each(ws, sources):

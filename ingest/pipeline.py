@@ -127,6 +127,11 @@ class Source:
     def of_path(cls, path: Path) -> Source:
         return cls(path.name, path.read_bytes)
 
+    @classmethod
+    def of_bytes(cls, name: str, data: bytes) -> Source:
+        """Bytes already in memory (an upload, a test fixture): they outlive the caller."""
+        return cls(name, lambda: data)
+
 
 @dataclass
 class _Prepared:
@@ -192,7 +197,7 @@ class Ingestor:
         self, ws: Workspace, data: bytes, filename: str, progress: Progress = _noop
     ) -> FileReport:
         """Never raises for a bad file: the report carries the reason."""
-        return self.ingest_source(ws, Source(filename, lambda: data), progress)
+        return self.ingest_source(ws, Source.of_bytes(filename, data), progress)
 
     def ingest_path(self, ws: Workspace, path: Path, progress: Progress = _noop) -> FileReport:
         return self.ingest_source(ws, Source.of_path(path), progress)

@@ -123,11 +123,6 @@ class Job:
         self._done.set()
 
 
-def held(data: bytes) -> Callable[[], bytes]:
-    """A ``Source.read`` for bytes already in memory (an upload outlives its browser run)."""
-    return lambda: data
-
-
 class JobManager:
     """The server process's workers. One per process (the UI caches it)."""
 

@@ -6,7 +6,6 @@ import streamlit as st
 
 from ingest.pipeline import Source
 from masis_core.inspection import batch_table
-from masis_core.jobs import held
 from masis_core.markup import untrusted
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs, workbench
@@ -29,7 +28,7 @@ with st.form("upload", clear_on_submit=True):
 
 if submitted and files:
     # The bytes are read now: an upload belongs to this browser session, the job does not.
-    sources = [Source(f.name, held(f.getvalue())) for f in files]
+    sources = [Source.of_bytes(f.name, f.getvalue()) for f in files]
     st.session_state[BATCH] = workers.ingest(ws, sources).id
 
 job = workers.get(st.session_state.get(BATCH))

@@ -16,7 +16,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ingest.pipeline import Ingestor, Source, doc_id_for
 from masis_core.errors import RunBusy
-from masis_core.jobs import JobManager, held
+from masis_core.jobs import JobManager
 from masis_core.runs import INTERRUPTED, RunService
 from masis_core.services import Workbench
 from tests.pdfs import filler, make_pdf
@@ -143,7 +143,7 @@ def test_batch_job_reports_each_file_and_can_be_cancelled(bench: Workbench) -> N
     ingestor = Ingestor(bench)
     workers = JobManager(RunService(bench), ingestor)
     sources = [
-        Source(f"doc-{i}.pdf", held(make_pdf([filler(f"topic {i}", 150)]))) for i in range(4)
+        Source.of_bytes(f"doc-{i}.pdf", make_pdf([filler(f"topic {i}", 150)])) for i in range(4)
     ]
     first_done = threading.Event()
     release = threading.Event()
@@ -179,7 +179,7 @@ def test_an_interrupted_ingest_leaves_nothing_and_can_be_redone(bench: Workbench
             raise StopException()
 
     with pytest.raises(StopException):
-        ingestor.ingest_source(ws, Source("gearbox.pdf", held(data)), stop_while_storing)
+        ingestor.ingest_source(ws, Source.of_bytes("gearbox.pdf", data), stop_while_storing)
     assert bench.registry.get_document(ws.id, doc_id_for(data)) is None
     assert not bench.registry.stale_documents()
     assert bench.store.count(ws.embed_model, ws.id) == 0
