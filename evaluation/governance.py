@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
+from ingest.isolate import die_with_parent
 from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
 from masis_core.judgement import reliability
@@ -181,7 +182,12 @@ def run_governance(
         ]
         return summarise(records, engine)
     shards = [cases[k::workers] for k in range(workers)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         done = list(
             pool.map(
                 _run_shard,

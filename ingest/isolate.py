@@ -74,8 +74,9 @@ def _watch_parent(parent_pid: int) -> None:
         time.sleep(PARENT_POLL_S)
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Ask for SIGKILL when the parent dies; without prctl, a daemon thread polls instead."""
+def die_with_parent(parent_pid: int) -> None:
+    """Ask for SIGKILL when the parent dies; without prctl, a daemon thread polls instead.
+    Also a worker pool's initializer: an evaluation killed mid-run leaves no workers behind."""
     if _prctl is not None and _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
         _exit_if_orphaned(parent_pid)  # the parent died before the request took effect
         return
@@ -85,7 +86,7 @@ def _die_with_parent(parent_pid: int) -> None:
 def _child_main(target: Callable[..., Any], args: tuple, out: Connection, parent_pid: int) -> None:
     for inherited in list(_RECEIVERS):
         inherited.close()
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     try:
         out.send(("ok", target(*args)))
     except DocumentError as exc:

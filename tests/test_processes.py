@@ -91,3 +91,61 @@ def test_a_child_holds_no_receive_end_of_its_own_or_its_siblings() -> None:
         blocked.cancel()
     assert kind == "ok"
     assert not theirs & ours
+
+
+# An evaluation over two worker processes, its parent killed once both workers run.
+EVALUATING = """
+import json, os, signal, sys, threading
+from pathlib import Path
+from evaluation import governance
+
+cases = Path(sys.argv[1])
+cases.write_text("".join(
+    json.dumps({"id": f"c{n}", "query": "What does upsmon do?", "expected_mode": "answer",
+                "contexts": ["upsmon shuts the system down on a low battery state."]}) + "\\n"
+    for n in range(400)
+))
+original = governance._run_shard
+
+def announce() -> None:
+    marker = Path(sys.argv[2])
+    while not marker.exists():
+        threading.Event().wait(0.05)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+threading.Thread(target=announce, daemon=True).start()
+governance.run_governance(cases, workers=2)
+"""
+
+
+def test_evaluation_workers_die_with_their_parent(tmp_path: Path) -> None:
+    """``eval governance`` splits the cases over spawned workers; a killed evaluation must not
+    leave them running (they used to finish their whole share as orphans)."""
+    marker = tmp_path / "workers-started"
+    watcher = (
+        "import sys, time, pathlib\n"
+        "from tests.proc import group_members\n"
+        "pg = int(sys.argv[1])\n"
+        "while len(group_members(pg)) < 4: time.sleep(0.05)\n"  # parent, tracker, 2 workers
+        "pathlib.Path(sys.argv[2]).touch()\n"
+    )
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", EVALUATING, str(tmp_path / "cases.jsonl"), str(marker)],
+            cwd=ROOT,
+            stderr=err,
+            start_new_session=True,
+        )
+        subprocess.run(
+            [sys.executable, "-c", watcher, str(proc.pid), str(marker)],
+            cwd=ROOT,
+            timeout=180,
+            check=True,
+        )
+        proc.wait(timeout=120)
+        err.seek(0)
+        assert proc.returncode == -signal.SIGKILL, err.read()[-2000:]
+    orphans = still_there(lambda: group_members(proc.pid), within_s=30)
+    if orphans:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert orphans == []
