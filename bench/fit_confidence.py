@@ -4,10 +4,12 @@
         [--cache /tmp/govfeatures.jsonl] [--folds 5] [--write] [--engine offline|ollama]
 
 Every case runs through the real graph once (no retries), and the features the critic
-computed on its draft are recorded (``--cache`` keeps them, so a refit takes seconds). A
-multinomial logistic regression (scikit-learn) then learns P(answer), P(abstain), P(dispute)
-from them; the dispute threshold is the one that maximises the mean of the three per-mode
-accuracies under the supervisor's rule (dispute first, then answer when P(answer) >= 0.65).
+computed on its draft are recorded (``--cache`` keeps them, so a refit takes seconds). Two
+logistic regressions (scikit-learn) then learn P(dispute) on every judged draft and P(answer)
+on the answer and abstain cases the dispute model lets through; the dispute threshold is the
+one that maximises the mean of the three per-mode accuracies under the supervisor's rule
+(dispute first, then answer when P(answer) >= 0.65). Calibration (ECE) is measured on the
+answer and abstain cases, the ones the confidence speaks about.
 Held-out figures come from stratified k-fold splits: each fold is predicted by a model that
 never saw it. ``--write`` stores the model fitted on all cases. With ``--engine ollama`` the
 LLM critic's confidence is recorded too and stacked on the features' probability.
@@ -22,6 +24,7 @@ import argparse
 import json
 import logging
 import multiprocessing
+import os
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
+from ingest.isolate import die_with_parent
 from masis_core import judgement
 from masis_core.judgement import (
     ANSWER_FEATURES,
@@ -66,7 +70,9 @@ def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[
     if workers > 1:
         shards = [cases[k::workers] for k in range(workers)]
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             done = list(pool.map(collect, shards, [engine] * workers))
         return [done[n % workers][n // workers] for n in range(len(cases))]
     seen: list[dict[str, Any]] = []
@@ -137,7 +143,6 @@ def fit(rows: list[dict[str, Any]], names: list[str], c: float) -> dict[str, Any
     dispute = _logistic(
         rows, dispute_names, np.array([r["expected"] == "dispute" for r in rows]), c
     )
-    answer = np.array([r["expected"] == "answer" for r in rows])
     best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     for tau in np.arange(0.2, 0.81, 0.025):
         probe = {"dispute": dispute, "dispute_threshold": float(tau)}
@@ -149,12 +154,17 @@ def fit(rows: list[dict[str, Any]], names: list[str], c: float) -> dict[str, Any
             )
             for r in rows
         ]
-        kept = [r for r, t in zip(rows, through, strict=True) if t]
+        # The answer model learns whether the evidence answers the question: answer against
+        # abstain cases. A dispute the dispute model missed is wrong whatever this model says,
+        # and as a negative it would only teach it to doubt well-supported drafts.
+        kept = [r for r, t in zip(rows, through, strict=True) if t and r["expected"] != "dispute"]
         if len(kept) < 20 or len({r["expected"] == "answer" for r in kept}) < 2:
             continue
         missing = [r["expected"] == "answer" for r in kept if r["features"]["asked_missing_cited"]]
         candidate = {
-            "answer": _logistic(kept, answer_names, answer[np.array(through)], c),
+            "answer": _logistic(
+                kept, answer_names, np.array([r["expected"] == "answer" for r in kept]), c
+            ),
             "dispute": dispute,
             "dispute_threshold": round(float(tau), 3),
             "asked_missing_rate": round(sum(missing) / max(1, len(missing)), 4),
@@ -199,7 +209,9 @@ def scores(
         got = decide(r["features"], p, prm, r["stopped"])
         hits[r["expected"]]["n"] += 1
         hits[r["expected"]]["ok"] += got == r["expected"]
-        if p is not None and got != "dispute":
+        if p is not None and got != "dispute" and r["expected"] != "dispute":
+            # Calibration of what the confidence estimates: does the evidence answer the
+            # question. Disputes the dispute model missed are counted by its recall.
             judged.append((p["answer"], r["expected"] == "answer"))
             if got == "answer":
                 answered.append(judged[-1])

@@ -225,9 +225,10 @@ def test_reliability_bins_and_ece() -> None:
     assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4
 
 
-def test_agreeing_sources_are_no_dispute_whatever_the_threshold() -> None:
-    """Two manuals that say the same thing in their own words: no concrete point of
-    opposition, so no conflict review, even with the dispute bar at zero."""
+def test_agreeing_sources_are_no_dispute() -> None:
+    """Two manuals that say the same thing in their own words: no point of opposition, a
+    dispute probability under the fitted bar, no conflict review — yet, the bar forced to
+    zero, the review would still show both passages, with no invented point of difference."""
     a = ev(1, UPS_SHUTDOWN, doc="user-manual")
     b = ev(
         2,
@@ -235,10 +236,86 @@ def test_agreeing_sources_are_no_dispute_whatever_the_threshold() -> None:
         "POWERDOWNFLAG file makes the init scripts power off the UPS load.",
         doc="developer-guide",
     )
-    params = {**judgement.load_params(), "dispute_threshold": 0.0}
-    verdict = judge("What does upsmon do on a low battery state?", "x [1]", [a, b], params=params)
+    question = "What does upsmon do on a low battery state?"
+    verdict = judge(question, "x [1]", [a, b])
     assert verdict.features["opposed_pair"] == 0.0
+    assert verdict.features["topic_pair"] == 1.0
+    assert verdict.probabilities["dispute"] < judgement.load_params()["dispute_threshold"]
     assert verdict.conflicts == []
+    forced = {**judgement.load_params(), "dispute_threshold": 0.0}
+    [shown] = judge(question, "x [1]", [a, b], params=forced).conflicts
+    assert shown["reason"] == "the sources report different findings"
+    assert [s["doc_id"] for s in shown["sources"]] == ["user-manual", "developer-guide"]
+
+
+def test_sources_off_the_question_are_never_a_dispute() -> None:
+    """Chunks of two manuals that merely sit in one result list are not two positions."""
+    a = ev(1, R_INSTALL, doc="R-admin")
+    b = ev(2, UPS_SHUTDOWN, doc="user-manual")
+    forced = {**judgement.load_params(), "dispute_threshold": 0.0}
+    verdict = judge("How do I install R from source?", "x [1]", [a, b], params=forced)
+    assert verdict.features["topic_pair"] == 0.0
+    assert verdict.conflicts == []
+
+
+def test_opposite_verdicts_and_dates_are_points_of_opposition() -> None:
+    """A favourable and an unfavourable account of one thing, or two dates for one event,
+    as an annual report and a grievance filing, or two filings, put them."""
+    good = (
+        "Under the principal's leadership the school has shown marked improvement, and "
+        "graduation rates are the best in a decade."
+    )
+    bad = (
+        "The grievance documents that the principal's leadership has created a toxic and "
+        "unsustainable workplace for the school's teachers."
+    )
+    assert judgement.valence(good) > 0 > judgement.valence(bad)
+    pair = judgement._pairs(
+        "Is the principal effective at improving the school?",
+        [ev(1, good, doc="report"), ev(2, bad, doc="grievance")],
+    )
+    assert pair[0].verdicts and pair[0].opposed
+    assert (
+        figure_clash(
+            "The company's IPO took place on March 22, 2020, with shares priced at $68.",
+            "The company completed its IPO on March 15, 2020.",
+        )
+        == "date: march 22 2020 vs march 15 2020"
+    )
+    assert figure_clash("Released on 3 May 2021.", "Released on 3 May 2021.") is None
+
+
+def test_how_many_is_answered_by_a_count_of_the_thing_asked() -> None:
+    """ "How many datasets" is answered by "Around 100 datasets", not by a version number
+    or a page number elsewhere in a sentence that names the thing."""
+    assert judgement.counted("How many datasets are supplied with R?") == "dataset"
+    assert judgement.asked_in(
+        "quantity",
+        "How many datasets are supplied with R?",
+        "Around 100 datasets are supplied with R (see function data()).",
+    )
+    assert not judgement.asked_in(
+        "quantity",
+        "How many companies use PyTables in production?",
+        "PyTables 3.8 is used by companies in production; see page 12 of the guide.",
+    )
+
+
+def test_a_neighbouring_subject_is_a_substitution() -> None:
+    """The question names Germany; the passages name France: a neighbour, not the subject."""
+    feats = features(
+        "What is the minimum wage in Germany as of 2024?",
+        "France's minimum wage was EUR 11.65 per hour in January 2024. [1]",
+        [ev(1, "France's minimum wage (SMIC) was EUR 11.65 per hour in January 2024.")],
+    )
+    assert feats["names_substituted"] == 1.0
+    same = features(
+        "What is the minimum wage in France as of 2024?",
+        "France's minimum wage was EUR 11.65 per hour in January 2024. [1]",
+        [ev(1, "France's minimum wage (SMIC) was EUR 11.65 per hour in January 2024.")],
+    )
+    assert same["names_substituted"] == 0.0
+    assert same["sentence_coverage"] > 0.5
 
 
 def test_when_is_answered_by_a_recurrence_what_year_by_a_date() -> None:
