@@ -106,8 +106,11 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
     """Confusion, per-mode and per-category accuracy, and the confidence's calibration.
 
     Calibration pairs each judged case's confidence (the estimated probability that the
-    answer is supported and answers the question) with whether answering was right (the case
-    expects an answer); cases that stopped before the critic (no evidence) have none."""
+    evidence answers the question and the answer is supported) with whether answering was
+    right (the case expects an answer), over the answer and abstain cases: the question the
+    confidence speaks to. A dispute the critic missed is answered wrongly whatever the
+    confidence; the stricter ``calibration_answered_with_disputes`` counts those as wrong
+    answers too. Cases that stopped before the critic (no evidence) have no confidence."""
     confusion: dict[str, Counter] = {m: Counter() for m in MODES}
     categories: dict[str, Counter] = {}
     for r in records:
@@ -124,13 +127,14 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
         }
         for m, c in confusion.items()
     }
-    judged = [
-        (r["confidence"], r["expected"] == "answer") for r in records if r["confidence"] is not None
-    ]
+    scored = [r for r in records if r["confidence"] is not None]
+    in_domain = [r for r in scored if r["expected"] != "dispute"]
+    judged = [(r["confidence"], r["expected"] == "answer") for r in in_domain]
     answered = [
-        (r["confidence"], r["expected"] == "answer")
-        for r in records
-        if r["confidence"] is not None and r["got"] == "answer"
+        (r["confidence"], r["expected"] == "answer") for r in in_domain if r["got"] == "answer"
+    ]
+    answered_all = [
+        (r["confidence"], r["expected"] == "answer") for r in scored if r["got"] == "answer"
     ]
     return {
         "cases": total,
@@ -144,6 +148,7 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
         "confusion": {m: dict(c) for m, c in confusion.items()},
         "calibration": reliability(judged),
         "calibration_answered": reliability(answered),
+        "calibration_answered_with_disputes": reliability(answered_all),
         "records": records,
     }
 
@@ -232,8 +237,9 @@ def format_report(report: dict[str, Any]) -> str:
         for cat, v in report["per_category"].items()
     ]
     for key, title in (
-        ("calibration", "every judged case"),
-        ("calibration_answered", "answered cases"),
+        ("calibration", "judged answer and abstain cases"),
+        ("calibration_answered", "answered answer and abstain cases"),
+        ("calibration_answered_with_disputes", "every answered case, missed disputes wrong"),
     ):
         cal = report[key]
         if not cal["count"]:

@@ -63,13 +63,17 @@ def test_summary_has_records_modes_categories_and_calibration() -> None:
     assert report["per_category"]["y"] == {"cases": 2, "accuracy": 0.5}
     assert report["records"][0] == records()[0]
     cal = report["calibration"]
-    assert cal["count"] == 3  # the case that stopped before the critic has no confidence
+    # c stopped before the critic (no confidence); d is a dispute, outside what the
+    # confidence estimates (whether the evidence answers the question).
+    assert cal["count"] == 2
     assert len(cal["bins"]) == 10
     assert set(cal["bins"][0]) == {"lo", "hi", "count", "mean_confidence", "accuracy"}
-    assert report["calibration_answered"]["count"] == 2  # a and d were answered
-    # Answering was right for a (0.9) and b (0.3), wrong for d (0.8), each in its own bin:
-    # (0.1 + 0.7 + 0.8) / 3.
-    assert cal["ece"] == pytest.approx(0.5333, abs=1e-3)
+    # Answering was right for a (0.9) and b (0.3), each in its own bin: (0.1 + 0.7) / 2.
+    assert cal["ece"] == pytest.approx(0.4, abs=1e-3)
+    assert report["calibration_answered"]["count"] == 1  # a
+    strict = report["calibration_answered_with_disputes"]
+    assert strict["count"] == 2  # a and d were answered; d, a missed dispute, wrongly
+    assert strict["ece"] == pytest.approx((0.1 + 0.8) / 2, abs=1e-3)
 
 
 def test_text_report_prints_a_reliability_table() -> None:
