@@ -41,10 +41,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PDFS = ROOT / ".pdf-corpus" / "manuals"
-DEFAULT_QUESTIONS = [
-    ROOT / "bench" / "data" / "manual-questions.json",
-    ROOT / "bench" / "data" / "manual-answerable.json",
-]
+DEFAULT_QUESTIONS = [ROOT / "bench" / "data" / "manual-answerable.json"]
 
 _HEADING_LINE = re.compile(
     r"^(?:(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?\s+[A-Za-z\"“]|\d{1,2}\s+[A-Z][a-z]+(?:\s|$))"
