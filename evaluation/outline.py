@@ -213,7 +213,7 @@ def evaluate_workspace(
         "embedder": ws.embed_model,
         "k": k,
         "questions": len(results),
-        "sources": dict(Counter(r["source"] for r in results)),
+        "sources": dict(Counter(r["source"] for r in results).most_common()),
         "documents": len({r["doc"] for r in results}),
         "threshold": threshold,
         "per_mode": per_mode,

@@ -9,12 +9,15 @@ are skipped, since the heading's page there is not where its topic is.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pypdfium2 as pdfium
 
+# pypdfium2 warns once per outline subtree deeper than MAX_DEPTH: expected here, not news.
+logging.getLogger("pypdfium2._helpers.document").setLevel(logging.ERROR)
 MAX_DEPTH = 3  # chapters, sections, subsections: deeper entries are often single commands
 # A heading line: a section number, then a title of 1-12 words without a closing full stop.
 _NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}|[A-Z](?:\.\d{1,2}){1,3})\.?\s+(\S.{1,90})$")
