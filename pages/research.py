@@ -14,7 +14,7 @@ from masis_core.retrieval.modes import MODES
 from masis_core.runs import RunRecord
 from masis_core.web import parse_domains
 from ui.follow import follow_run, watch_record
-from ui.followup import follow_up_box, thread_caption
+from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, run_service, workbench
 from ui.sidebar import workspace_or_stop
 from ui.views import (
@@ -126,17 +126,10 @@ if rec is not None:
             if submitted is not None:
                 start_resume(rec, submitted)
         render_answer(rec, ws)
-        follow_up = follow_up_box(rec) if rec.answer else None
-        if follow_up is not None:
-            try:
-                started = workers.ask(
-                    ws.id, follow_up[1], thread=rec.run_id, follow_up=follow_up[0], mode=mode
-                )
-            except MasisError as exc:
-                st.error(str(exc))
-            else:
-                show(started.id)
-                st.rerun()
+        follow_up_run = ask_follow_up(rec, mode) if rec.answer else None
+        if follow_up_run is not None:
+            show(follow_up_run)
+            st.rerun()
 
 paused = research.runs(ws.id, status="needs_human", limit=20)
 if paused:

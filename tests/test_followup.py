@@ -17,6 +17,7 @@ from masis_core.reports import thread_markdown
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app, settle
+from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
 from tests.ollama_helpers import ollama_plant, scripted
 
@@ -182,6 +183,14 @@ def test_ollama_junk_falls_back_to_the_offline_rewrite(ollama, replies, why) -> 
     assert rewrite.method == "offline"
     assert rewrite.error is not None and why in rewrite.error
     assert why in rewrite.note()
+
+
+def test_ollama_down_falls_back_to_the_offline_rewrite(ollama) -> None:
+    research, _fake, first = ollama
+    research.bench.settings.ollama_host = DEAD_HOST
+    rewrite = research.rewrite(first.run_id, "Who inspects it?", engine="ollama")
+    assert (rewrite.question, rewrite.method) == ("Who inspects hydraulic pump?", "offline")
+    assert rewrite.error is not None
 
 
 # -- the UI -------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.markup import untrusted
+from masis_core.retrieval.modes import Mode
 from masis_core.runs import RunRecord
-from ui.resources import run_service
+from ui.resources import jobs, run_service
 
 
 def thread_caption(rec: RunRecord) -> None:
@@ -36,7 +37,7 @@ def follow_up_box(rec: RunRecord) -> tuple[str, str] | None:
     with st.container(border=True):
         st.markdown("**Ask a follow-up**")
         typed = st.text_input(
-            "Follow-up question",
+            "Your follow-up",
             key=f"{key}-typed",
             placeholder="e.g. How often is it serviced?",
             help="Pronouns and short questions are made standalone from this thread first.",
@@ -55,7 +56,7 @@ def follow_up_box(rec: RunRecord) -> tuple[str, str] | None:
         if rewritten_key not in st.session_state:
             return None
         question = st.text_area(
-            "Standalone question (edit it if the rewrite guessed wrong)", key=rewritten_key
+            "Standalone follow-up (edit it if the rewrite guessed wrong)", key=rewritten_key
         )
         st.caption(untrusted(st.session_state.get(f"{key}-note", "")))
         if st.button("Ask this follow-up", type="primary", key=f"{key}-ask"):
@@ -64,3 +65,18 @@ def follow_up_box(rec: RunRecord) -> tuple[str, str] | None:
                 return None
             return typed.strip() or question, question
     return None
+
+
+def ask_follow_up(rec: RunRecord, mode: Mode) -> str | None:
+    """The follow-up form; when the analyst asks, the follow-up starts as a run of the
+    thread (a server job, like any run) and its id is returned."""
+    follow_up = follow_up_box(rec)
+    if follow_up is None:
+        return None
+    typed, question = follow_up
+    try:
+        job = jobs().ask(rec.workspace_id, question, thread=rec.run_id, follow_up=typed, mode=mode)
+    except MasisError as exc:
+        st.error(str(exc))
+        return None
+    return job.id
