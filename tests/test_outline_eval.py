@@ -150,3 +150,33 @@ def test_inspector_evaluates_the_workspace_as_a_job(bench: Workbench, library) -
     history = at.dataframe[-1].value
     assert len(history) == 2 and list(history["questions"]) == [4, 4]
     assert len(at.get("plotly_chart")) == 4
+
+
+def test_inspector_says_why_an_evaluation_could_not_run(bench: Workbench) -> None:
+    ws = bench.create_workspace("flat", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Plain notes about the pump and its seals.", "notes.txt")
+    at = fresh_app().run().switch_page("pages/inspector.py").run()
+    at.button(key="FormSubmitter:evaluate-Evaluate this workspace").click().run()
+    at = settle(at)
+    (error,) = at.error
+    assert error.value.startswith("The evaluation failed: no questions could be made")
+    assert "upload a JSON or CSV question file" in error.value
+    assert any("No evaluation of this workspace yet" in i.value for i in at.info)
+
+
+def test_inspector_evaluates_an_uploaded_question_file(bench: Workbench, library) -> None:
+    submit = "FormSubmitter:evaluate-Evaluate this workspace"
+    at = fresh_app().run().switch_page("pages/inspector.py").run()
+    at.radio[0].set_value("file")
+    at.file_uploader[0].set_value(("mine.csv", b"doc,question\nmanual.pdf,What?\n", "text/csv"))
+    at.button(key=submit).click().run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    assert "mine.csv: the CSV header needs the columns" in error.value  # nothing started
+    good = b"doc,question,gold_page\nmanual.pdf,At what pressure does the relief valve open?,2\n"
+    at.file_uploader[0].set_value(("mine.csv", good, "text/csv"))
+    at.button(key=submit).click().run()
+    at = settle(at)
+    assert not at.error
+    assert any("1 questions (1 from file)" in c.value for c in at.caption)
+    assert {m.label: m.value for m in at.metric}["hybrid page-hit@5"] == "1.000"
