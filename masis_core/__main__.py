@@ -72,12 +72,14 @@ def run_json(rec: RunRecord) -> dict[str, Any]:
         "metrics": data["metrics"],
         "trace": data["trace"],
         "error": data["error"],
+        "thread": rec.thread_id,
+        "follow_up": data["follow_up"],
     }
 
 
-def finish(rec: RunRecord, as_json: bool) -> int:
+def finish(rec: RunRecord, as_json: bool, extra: dict[str, Any] | None = None) -> int:
     if as_json:
-        print(json.dumps(run_json(rec), indent=2, default=str))
+        print(json.dumps({**run_json(rec), **(extra or {})}, indent=2, default=str))
     else:
         print_record(rec)
     return 1 if rec.status == "failed" else 0
@@ -90,15 +92,24 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.web and not web_ready:
         print(f"note: web search is off. {web_reason}", file=sys.stderr)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
+    question, rewrite = args.question, None
+    if args.thread and not args.no_rewrite:  # (start checks the thread either way)
+        rewrite = researcher.rewrite(args.thread, question)
+        question = rewrite.question
+        if not args.json:
+            print(f"standalone question: {question}\n({rewrite.note()})", file=sys.stderr)
     rec = researcher.ask(
         args.workspace,
-        args.question,
+        question,
         web=args.web,
         max_retries=args.max_retries,
         mode=args.mode,
         on_event=on_event,
+        thread=args.thread,
+        follow_up=args.question if args.thread else None,
     )
-    return finish(rec, args.json)
+    extra = {"rewrite": {"method": rewrite.method, "error": rewrite.error}} if rewrite else {}
+    return finish(rec, args.json, extra)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -178,6 +189,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             progress=_stderr_progress(args),
         )
         text = evaluate.format_table(report)
+    elif args.kind == "outline":
+        return _eval_outline(args)
     elif args.kind == "pages":
         if not (args.pdfs and args.questions):
             raise InputError("eval pages needs --pdfs DIR and --questions FILE")
@@ -204,6 +217,34 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval_outline(args: argparse.Namespace) -> int:
+    """Questions from the workspace's own PDF outlines (or ``--questions``), every mode."""
+    from evaluation import outline
+
+    if not args.workspace:
+        raise InputError("eval outline needs --workspace W (a workspace of this data dir)")
+    questions = None
+    if args.questions:
+        path = Path(args.questions)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read the question file {path}: {exc}") from exc
+        questions = outline.load_question_file(path.name, data)
+    progress = _stderr_progress(args)
+    report = outline.run_evaluation(
+        Workbench(),
+        args.workspace,
+        k=args.k or 5,
+        questions=questions,
+        per_doc=args.per_doc,
+        progress=None if progress is None else lambda d, t, what: progress(f"{what} {d}/{t}"),
+    )
+    summary = outline.summary_json(report)
+    print(json.dumps(summary, indent=2) if args.json else outline.format_summary(report))
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from evaluation import retrieval as evaluate
 
@@ -222,6 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
     ask.add_argument("--max-retries", type=int, default=None)
     ask.add_argument("--mode", choices=MODES, default=None, help="retrieval mode")
+    ask.add_argument(
+        "--thread",
+        metavar="RUN_ID",
+        help="a follow-up to that run: made standalone from the thread, then asked",
+    )
+    ask.add_argument(
+        "--no-rewrite", action="store_true", help="with --thread: ask the follow-up as typed"
+    )
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=cmd_ask)
     resume = sub.add_parser("resume", help="answer a paused run's review, or retry a failed run")
@@ -233,11 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
     ev = sub.add_parser("eval", help="evaluate on development data")
-    ev.add_argument("kind", choices=["governance", "retrieval", "pages"])
+    ev.add_argument("kind", choices=["governance", "retrieval", "pages", "outline"])
+    ev.add_argument("--workspace", "-w", help="outline: the workspace to evaluate")
+    ev.add_argument(
+        "--per-doc", type=int, default=20, help="outline: questions per document (spread)"
+    )
     ev.add_argument("--cases", help="governance: the cases file (JSON lines)")
     ev.add_argument("--dataset", help="retrieval: a BEIR-layout folder")
     ev.add_argument("--pdfs", help="pages: a folder of PDFs")
-    ev.add_argument("--questions", help="pages: JSON list of {doc, question, gold_page}")
+    ev.add_argument(
+        "--questions",
+        help="pages: JSON list of {doc, question, gold_page}; outline: the same as JSON or CSV",
+    )
     ev.add_argument("--mode", choices=MODES, default=None)
     ev.add_argument("--k", type=int, default=None, help="cut-off (retrieval 10, pages 5)")
     ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")

@@ -51,7 +51,9 @@ CREATE TABLE IF NOT EXISTS runs (
     owner TEXT,
     heartbeat TEXT,
     input TEXT,
-    feedback INTEGER
+    feedback INTEGER,
+    thread TEXT,
+    follow_up TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
 CREATE TABLE IF NOT EXISTS bm25_chunks (
@@ -66,6 +68,17 @@ CREATE TABLE IF NOT EXISTS bm25_versions (
     workspace_id TEXT PRIMARY KEY,
     version INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS evaluations (
+    eval_id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    questions INTEGER NOT NULL,
+    per_mode TEXT NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_by_workspace ON evaluations (workspace_id, created_at);
 CREATE TABLE IF NOT EXISTS web_cache (
     key TEXT PRIMARY KEY,
     query TEXT NOT NULL,
@@ -82,7 +95,11 @@ MIGRATIONS = (
     ("runs", "heartbeat", "TEXT"),
     ("runs", "input", "TEXT"),
     ("runs", "feedback", "INTEGER"),
+    ("runs", "thread", "TEXT"),
+    ("runs", "follow_up", "TEXT"),
 )
+# Indexes on migrated columns: created after the migrations, or an old file lacks the column.
+LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, created_at)",)
 
 
 @contextmanager
@@ -108,3 +125,5 @@ def ensure_schema(db_path: Path) -> None:
             have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
             if column not in have:
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+        for statement in LATE_INDEXES:
+            conn.execute(statement)

@@ -95,11 +95,24 @@ def workspace_scores(runs: Iterable[RunRecord]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _threaded(runs: list[RunRecord]) -> set[str]:
+    """Threads with a follow-up (a lone run shows no thread)."""
+    return {r.thread for r in runs if r.thread}
+
+
 def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
-    """The runs page's history table."""
+    """The runs page's history table: a thread's turns together (newest thread first, its
+    turns in the order asked), each run of its own otherwise newest first."""
+    runs = list(runs)
+    newest: dict[str, int] = {}
+    for i, r in enumerate(runs):  # runs come newest first
+        newest.setdefault(r.thread_id, i)
+    runs.sort(key=lambda r: (newest[r.thread_id], r.created_at))
+    threaded = _threaded(runs)
     rows = [
         {
             "run_id": r.run_id,
+            "thread": r.thread_id if r.thread_id in threaded else None,
             "created": r.created_at,
             "status": r.status,
             "question": r.question,
@@ -113,6 +126,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
     ]
     columns = [
         "run_id",
+        "thread",
         "created",
         "status",
         "question",

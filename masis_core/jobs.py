@@ -28,7 +28,7 @@ from masis_core.runs import RunRecord, RunService
 
 log = logging.getLogger(__name__)
 
-JobKind = Literal["research", "ingest"]
+JobKind = Literal["research", "ingest", "evaluation"]
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 # Finished jobs kept for pages that come back to them; older ones are forgotten (their
 # results are in the run store and the registry anyway).
@@ -85,6 +85,8 @@ class Job:
     record: RunRecord | None = None
     # ingest: one entry per file, in batch order
     files: list[FileProgress] = field(default_factory=list)
+    # other work (an evaluation): what the work returned
+    result: Any = None
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -209,6 +211,29 @@ class JobManager:
             job._finish("cancelled" if job.cancel_requested else "done")
 
         self._submit(self._batches, job, work)
+        return job
+
+    # -- other long work ----------------------------------------------------------------
+    def task(self, kind: JobKind, workspace_id: str, title: str, work: Callable[[Job], Any]) -> Job:
+        """Other long work of a workspace (an evaluation) in the batch worker, after any
+        batch queued before it: ``work(job)`` reports through ``job.progress`` and its return
+        value becomes ``job.result``; an error ends the job 'failed' with its message."""
+        job = Job(uuid.uuid4().hex[:12], kind, workspace_id, title)
+
+        def run() -> None:
+            job.state = "running"
+            try:
+                job.result = work(job)
+            except Exception as exc:
+                log.warning("%s job %s failed: %s", kind, job.id, exc)
+                job._finish("failed", str(exc))
+                return
+            except BaseException as exc:
+                job._finish("failed", f"{type(exc).__name__}: {exc}")
+                raise
+            job._finish("done")
+
+        self._submit(self._batches, job, run)
         return job
 
     # -- following ----------------------------------------------------------------------

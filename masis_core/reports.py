@@ -30,13 +30,19 @@ def _source_markdown(c: dict[str, Any]) -> str:
     return untrusted(citation_source(c))
 
 
-def run_markdown(rec: RunRecord) -> str:
+def run_markdown(rec: RunRecord, depth: int = 0) -> str:
+    """One run; ``depth`` pushes every heading down (a turn inside a thread's report)."""
+    h = "#" * depth
     lines = [
-        f"# {untrusted(rec.question)}",
+        f"{h}# {untrusted(rec.question)}",
         "",
         f"- Run: `{rec.run_id}` · workspace `{rec.workspace_id}` · engine {rec.engine}",
         f"- Status: {rec.status} · {rec.created_at}",
     ]
+    if rec.follow_up:
+        lines.append(
+            f"- Follow-up in thread `{rec.thread_id}`, asked as “{untrusted(rec.follow_up)}”"
+        )
     if rec.confidence is not None:
         lines.append(f"- Confidence: {round(rec.confidence * 100)}%")
     if rec.feedback is not None:
@@ -44,7 +50,7 @@ def run_markdown(rec: RunRecord) -> str:
     retries = rec.metrics.get("retry_reasons") or []
     if retries:
         lines.append(f"- Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")
-    lines += ["", "## Answer", ""]
+    lines += ["", f"{h}## Answer", ""]
     if rec.answer:
         lines.append(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
     elif rec.hitl:
@@ -54,23 +60,42 @@ def run_markdown(rec: RunRecord) -> str:
         error = f": {untrusted(rec.error)}" if rec.error else ""
         lines.append(f"_No answer ({rec.status}{error})._")
     if rec.citations:
-        lines += ["", "## Citations", ""]
+        lines += ["", f"{h}## Citations", ""]
         lines += [f"{c['n']}. {_source_markdown(c)}" for c in rec.citations]
     flagged = rec.metrics.get("flagged_sentences") or []
     violations = rec.metrics.get("citation_violations") or []
     if flagged or violations:
-        lines += ["", "## Checks", ""]
+        lines += ["", f"{h}## Checks", ""]
         lines += [f"- Removed fabricated citation {escape_markdown(str(v))}" for v in violations]
         lines += [
             f"- Flagged: “{untrusted(f['sentence'])}” — {untrusted(f['issue'])}" for f in flagged
         ]
     if rec.citations:
-        lines += ["", "## Evidence appendix", ""]
+        lines += ["", f"{h}## Evidence appendix", ""]
         for c in rec.citations:
-            heading = f"### [{c['n']}] {_source_markdown(c)}"
+            heading = f"{h}### [{c['n']}] {_source_markdown(c)}"
             lines += [heading, "", quote_block(c.get("text") or ""), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def report_filename(rec: RunRecord) -> str:
     return f"masis-run-{rec.run_id}.md"
+
+
+def thread_markdown(turns: list[RunRecord]) -> str:
+    """A thread's runs in one report, in the order they were asked: each turn as its own run
+    report one heading level down, so every answer keeps its own citations and appendix."""
+    first = turns[0]
+    lines = [
+        f"# Thread: {untrusted(first.question)}",
+        "",
+        f"- Thread `{first.thread_id}` · workspace `{first.workspace_id}` · {len(turns)} turn(s)",
+        "",
+    ]
+    parts = ["\n".join(lines)]
+    parts += [run_markdown(rec, depth=1) for rec in turns]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def thread_filename(turns: list[RunRecord]) -> str:
+    return f"masis-thread-{turns[0].thread_id}.md"

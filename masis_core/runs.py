@@ -20,6 +20,7 @@ from langgraph.types import Command
 from masis_core.context import RunContext
 from masis_core.db import connect, ensure_schema
 from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
+from masis_core.followup import Rewrite, Turn
 from masis_core.graph import compile_graph
 from masis_core.llm.providers import make_engine
 from masis_core.nodes.human_review import validate
@@ -52,6 +53,8 @@ COLUMNS = (
     "heartbeat",
     "input",
     "feedback",
+    "thread",
+    "follow_up",
 )
 # A running run's owner refreshes its heartbeat this often; one silent for STALE_RUN is taken
 # for dead even when its process id is alive (a reused pid, a process on another host).
@@ -89,6 +92,15 @@ class RunRecord:
     input: dict[str, Any] | None = None
     # The analyst's verdict on the answer: True right, False wrong, None not marked.
     feedback: bool | None = None
+    # A follow-up's thread (the id of the thread's first run) and the words the analyst typed
+    # before they were made standalone; None for a run asked on its own.
+    thread: str | None = None
+    follow_up: str | None = None
+
+    @property
+    def thread_id(self) -> str:
+        """The thread this run belongs to: its first run's id (its own, for a first turn)."""
+        return self.thread or self.run_id
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -185,11 +197,22 @@ class RunStore:
     def delete_workspace(self, workspace_id: str) -> None:
         with self._conn() as conn:
             conn.execute("DELETE FROM runs WHERE workspace_id = ?", (workspace_id,))
+            # the workspace's stored evaluations (evaluation/outline.py) go with it
+            conn.execute("DELETE FROM evaluations WHERE workspace_id = ?", (workspace_id,))
 
     def get(self, run_id: str) -> RunRecord | None:
         with self._conn() as conn:
             row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return _record(row) if row else None
+
+    def thread(self, thread_id: str) -> list[RunRecord]:
+        """A thread's runs in the order they were asked: its first run, then the follow-ups."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT * FROM runs WHERE run_id = ? OR thread = ? ORDER BY created_at, rowid",
+                (thread_id, thread_id),
+            )
+            return [_record(r) for r in rows.fetchall()]
 
     def list(
         self, workspace_id: str | None = None, limit: int = 200, status: str | None = None
@@ -246,6 +269,30 @@ class RunService:
         """A workspace's runs, newest first."""
         return self.store.list(workspace_id, limit=limit, status=status)
 
+    def thread(self, run_id: str) -> list[RunRecord]:
+        """Every turn of the thread ``run_id`` belongs to, oldest first."""
+        rec = self.store.get(run_id)
+        return self.store.thread(rec.thread_id) if rec is not None else []
+
+    def rewrite(self, run_id: str, follow_up: str, engine: EngineName | None = None) -> Rewrite:
+        """A follow-up to run ``run_id`` as a standalone question, from the thread's questions
+        and answers up to that run: by the chat model with Ollama (the offline rewrite when
+        it fails), by the offline rule otherwise. The analyst sees and may edit it."""
+        follow_up = check_question(follow_up)
+        turns = self.thread(run_id)
+        if not turns:
+            raise InputError(f"There is no run '{run_id}' to follow up.")
+        upto = next(i for i, t in enumerate(turns) if t.run_id == run_id) + 1
+        history = [Turn(t.question, t.answer or "") for t in turns[:upto]]
+        name = engine or self._engine_name()
+        result = make_engine(self.bench.settings, name).condense(follow_up, history)
+        rewrite: Rewrite = result.value
+        return rewrite
+
+    def _engine_name(self) -> EngineName:
+        status = self.bench.provider_status()
+        return status.mode if status.ready else "offline"
+
     def delete_workspace(self, workspace_id: str) -> int:
         """The workspace and everything of it: chunks, keyword rows, files, runs and their
         checkpoints. Returns the number of runs removed."""
@@ -286,20 +333,24 @@ class RunService:
         mode: Mode | None = None,
         trusted_only: bool | None = None,
         trusted_domains: list[str] | None = None,
+        thread: str | None = None,
+        follow_up: str | None = None,
     ) -> tuple[RunRecord, ResearchInput]:
         """Check the question, record the run as 'running' and owned by this process, and
         return it with the graph's input; ``mode`` (dense | bm25 | hybrid) overrides
         MASIS_RETRIEVAL_MODE. The record exists before any node runs, so its id can go into
-        the address at once."""
+        the address at once. ``thread``: the run this one follows up (any turn of its thread);
+        ``follow_up``: the analyst's words before the rewrite, kept with the run."""
         question = check_question(question)
         ws = self.bench.registry.get_workspace(workspace_id)
         if ws is None:
             raise WorkspaceError(f"There is no workspace '{workspace_id}'.")
+        thread_id = self._thread_of(thread, ws.id) if thread else None
         if engine is None:
-            status = self.bench.provider_status()
-            engine = status.mode if status.ready else "offline"
+            engine = self._engine_name()
         run_id = uuid.uuid4().hex[:12]
         rec = RunRecord(run_id, ws.id, question, engine, "running", owner=current_owner())
+        rec.thread, rec.follow_up = thread_id, (follow_up or "").strip() or None
         rec.heartbeat = now_iso()
         state: ResearchInput = {
             "run_id": run_id,
@@ -321,6 +372,16 @@ class RunService:
         rec.input = dict(state)
         self.store.save(rec)
         return rec, state
+
+    def _thread_of(self, run_id: str, workspace_id: str) -> str:
+        """The thread a follow-up to ``run_id`` joins; a run of another workspace is none."""
+        parent = self.store.get(run_id)
+        if parent is None or parent.workspace_id != workspace_id:
+            raise InputError(
+                f"There is no run '{run_id}' in workspace '{workspace_id}' to follow up; "
+                "see `python -m masis_core status` for recent run ids."
+            )
+        return parent.thread_id
 
     def resume(
         self, run_id: str, response: dict[str, Any] | None, on_event: Event | None = None

@@ -1,4 +1,5 @@
-"""Retrieval inspector: scores against the threshold per pass, latency, retry reasons."""
+"""Retrieval inspector: scores against the threshold per pass, latency, retry reasons; and
+"Evaluate this workspace", retrieval measured on the workspace's own documents."""
 
 from __future__ import annotations
 
@@ -15,70 +16,82 @@ from masis_core.inspection import (
 )
 from masis_core.retrieval.thresholds import threshold_for
 from ui import charts
-from ui.sidebar import workspace_runs_or_stop
+from ui.evaluation import evaluation_panel
+from ui.resources import run_service
+from ui.sidebar import workspace_or_stop
 
-ws, runs = workspace_runs_or_stop("📊 Retrieval inspector")
+ws = workspace_or_stop("📊 Retrieval inspector")
+runs = run_service().runs(ws.id)
+runs_tab, evaluation_tab = st.tabs(["Runs", "Evaluate this workspace"])
+with evaluation_tab:
+    evaluation_panel(ws)
+with runs_tab:
+    if not runs:
+        st.info("No runs in this workspace yet: ask a question on the Research page.")
+        st.stop()
 
-by_id = {r.run_id: r for r in runs}
-wanted = st.query_params.get("run")
-rec_id = st.selectbox(
-    "Run",
-    list(by_id),
-    index=list(by_id).index(wanted) if wanted in by_id else 0,
-    format_func=lambda i: f"{by_id[i].created_at} · {by_id[i].status} · {by_id[i].question[:80]}",
-)
-rec = by_id[rec_id]
-
-st.subheader("This run")
-summary = pass_summary(rec)
-scores = score_rows(rec)
-if summary.empty:
-    st.info("This run did no retrieval.")
-else:
-    passes = summary.to_dict("records")
-    for col, p in zip(st.columns(min(3, len(passes))), passes, strict=False):
-        got = scores[scores["pass"] == p["pass"]]
-        title = f"Pass {p['pass']} (retry {p['retry_count']})"
-        if got.empty:
-            col.info(f"{title}: no candidates at all.")
-        else:
-            col.plotly_chart(
-                charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
-            )
-    left, right = st.columns(2)
-    left.plotly_chart(charts.pass_counts(summary), key="counts")
-    steps = node_latency(rec)
-    if not steps.empty:
-        right.plotly_chart(charts.latency(steps), key="latency")
-    st.dataframe(summary, hide_index=True, width="stretch")
-reasons = retry_reasons(rec)
-st.markdown("**Retry reasons**")
-if reasons.empty:
-    st.caption("No retries in this run.")
-else:
-    st.dataframe(reasons, hide_index=True, width="stretch")
-
-st.subheader("Confidence against your verdicts")
-calibration = verdict_reliability(runs)
-if calibration is None:
-    st.caption(
-        "Mark answers right or wrong (👍 / 👎 under each answer) to see here how well the "
-        "confidence a run reports predicts your verdicts."
-    )
-else:
-    bins, ece = calibration
-    st.plotly_chart(charts.reliability(bins, ece), key="reliability")
-
-st.subheader(f"All runs in {ws.id}")
-everything = workspace_scores(runs)
-if everything.empty:
-    st.info("No retrieval scores recorded yet.")
-else:
-    default = threshold_for(ws.embed_model, 0)
-    st.plotly_chart(
-        charts.score_histogram(
-            everything, default, f"{len(everything)} candidates from {len(runs)} runs"
+    by_id = {r.run_id: r for r in runs}
+    wanted = st.query_params.get("run")
+    rec_id = st.selectbox(
+        "Run",
+        list(by_id),
+        index=list(by_id).index(wanted) if wanted in by_id else 0,
+        format_func=lambda i: (
+            f"{by_id[i].created_at} · {by_id[i].status} · {by_id[i].question[:80]}"
         ),
-        key="workspace",
     )
-    st.caption(kept_summary(everything, ws.embed_model, default))
+    rec = by_id[rec_id]
+
+    st.subheader("This run")
+    summary = pass_summary(rec)
+    scores = score_rows(rec)
+    if summary.empty:
+        st.info("This run did no retrieval.")
+    else:
+        passes = summary.to_dict("records")
+        for col, p in zip(st.columns(min(3, len(passes))), passes, strict=False):
+            got = scores[scores["pass"] == p["pass"]]
+            title = f"Pass {p['pass']} (retry {p['retry_count']})"
+            if got.empty:
+                col.info(f"{title}: no candidates at all.")
+            else:
+                col.plotly_chart(
+                    charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
+                )
+        left, right = st.columns(2)
+        left.plotly_chart(charts.pass_counts(summary), key="counts")
+        steps = node_latency(rec)
+        if not steps.empty:
+            right.plotly_chart(charts.latency(steps), key="latency")
+        st.dataframe(summary, hide_index=True, width="stretch")
+    reasons = retry_reasons(rec)
+    st.markdown("**Retry reasons**")
+    if reasons.empty:
+        st.caption("No retries in this run.")
+    else:
+        st.dataframe(reasons, hide_index=True, width="stretch")
+
+    st.subheader("Confidence against your verdicts")
+    calibration = verdict_reliability(runs)
+    if calibration is None:
+        st.caption(
+            "Mark answers right or wrong (👍 / 👎 under each answer) to see here how well the "
+            "confidence a run reports predicts your verdicts."
+        )
+    else:
+        bins, ece = calibration
+        st.plotly_chart(charts.reliability(bins, ece), key="reliability")
+
+    st.subheader(f"All runs in {ws.id}")
+    everything = workspace_scores(runs)
+    if everything.empty:
+        st.info("No retrieval scores recorded yet.")
+    else:
+        default = threshold_for(ws.embed_model, 0)
+        st.plotly_chart(
+            charts.score_histogram(
+                everything, default, f"{len(everything)} candidates from {len(runs)} runs"
+            ),
+            key="workspace",
+        )
+        st.caption(kept_summary(everything, ws.embed_model, default))

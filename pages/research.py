@@ -14,6 +14,7 @@ from masis_core.retrieval.modes import MODES
 from masis_core.runs import RunRecord
 from masis_core.web import parse_domains
 from ui.follow import follow_run, watch_record
+from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, run_service, workbench
 from ui.sidebar import workspace_or_stop
 from ui.views import (
@@ -115,6 +116,7 @@ if rec is not None:
         watch_record(rec.run_id)
     else:
         question_heading(rec.question)
+        thread_caption(rec)
         render_trace(rec.trace)
         status_line(rec)
         if rec.status == "failed" and st.button("Resume from the last checkpoint"):
@@ -124,6 +126,10 @@ if rec is not None:
             if submitted is not None:
                 start_resume(rec, submitted)
         render_answer(rec, ws)
+        follow_up_run = ask_follow_up(rec, mode) if rec.answer else None
+        if follow_up_run is not None:
+            show(follow_up_run)
+            st.rerun()
 
 paused = research.runs(ws.id, status="needs_human", limit=20)
 if paused:

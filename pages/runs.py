@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.inspection import run_table
-from masis_core.reports import report_filename, run_markdown
+from masis_core.reports import report_filename, run_markdown, thread_filename, thread_markdown
+from ui.followup import thread_caption
+from ui.resources import run_service
 from ui.sidebar import workspace_runs_or_stop
 from ui.views import question_heading, render_answer, render_trace, status_line
 
@@ -29,6 +31,15 @@ left.download_button(
     mime="text/markdown",
     key=f"export-{rec.run_id}",
 )
+turns = run_service().thread(rec.run_id)
+if len(turns) > 1:
+    left.download_button(
+        f"Export the thread ({len(turns)} turns)",
+        thread_markdown(turns),
+        file_name=thread_filename(turns),
+        mime="text/markdown",
+        key=f"export-thread-{rec.thread_id}",
+    )
 if mid.button(
     "Continue on the Research page" if rec.status == "needs_human" else "Open in Research"
 ):
@@ -37,6 +48,7 @@ if right.button("Inspect retrieval"):
     st.switch_page("pages/inspector.py", query_params={"run": rec.run_id})
 
 question_heading(rec.question)
+thread_caption(rec)
 status_line(rec)
 render_trace(rec.trace)
 render_answer(rec, ws)

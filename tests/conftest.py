@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from masis_core.config import Settings, get_settings
+from masis_core.registry import Workspace
 from masis_core.services import Workbench
 from tests.fake_ollama import FakeOllama
+from tests.pdfs import make_pdf
+from tests.texts import BOILER, PUMP
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # A port nothing listens on: "Ollama is down" without leaving loopback.
@@ -76,3 +79,14 @@ def bench(settings: Settings) -> Workbench:
 def fake_ollama() -> Iterator[FakeOllama]:
     with FakeOllama() as fake:
         yield fake
+
+
+@pytest.fixture
+def plant(bench: Workbench) -> Workspace:
+    """A workspace holding one two-page PDF: the boiler page, then the pump page."""
+    from ingest.pipeline import Ingestor
+
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant.pdf")
+    assert report.status == "ingested"
+    return ws

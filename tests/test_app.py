@@ -15,7 +15,7 @@ from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
-from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
+from tests.texts import REVENUE_A, REVENUE_B
 
 ROOT = Path(__file__).resolve().parents[1]
 OFF_TOPIC = "What is the capital city of Mongolia and its population?"
@@ -24,15 +24,6 @@ OFF_TOPIC = "What is the capital city of Mongolia and its population?"
 @pytest.fixture
 def app(bench: Workbench) -> AppTest:
     return fresh_app()
-
-
-@pytest.fixture
-def plant(bench: Workbench):
-    ws = bench.create_workspace("plant", "wordllama")
-    assert Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant.pdf").status == (
-        "ingested"
-    )
-    return ws
 
 
 def sidebar_text(at: AppTest) -> str:

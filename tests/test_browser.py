@@ -143,6 +143,18 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     page.get_by_role("heading", name=re.compile("Which driver")).scroll_into_view_if_needed()
     screenshot(page, "research-page.png", tmp_path)
 
+    # A follow-up: made standalone from the thread, shown and editable, run as its own turn.
+    follow_up = page.get_by_role("textbox", name="Your follow-up")
+    follow_up.fill("How is it bound to the device?")
+    follow_up.press("Enter")
+    idle(page)
+    page.get_by_role("button", name="Rewrite as a standalone question").click()
+    rewritten = page.get_by_role("textbox", name=re.compile("Standalone follow-up"))
+    expect(rewritten).to_have_value("How is USB UPS use bound to the device?")
+    page.get_by_role("button", name="Ask this follow-up").click()
+    expect(page.get_by_text(re.compile(r"Follow-up 1 in thread"))).to_be_visible()
+    expect(page.get_by_role("heading", name="How is USB UPS use bound")).to_be_visible()
+
     # After a run: every page, in several orders.
     walk(page, [["Inspector", "Runs", "Library", "Research"], ["Runs", "Research", "Inspector"]])
     go(page, "Research")  # the session's last run is still there

@@ -86,3 +86,34 @@ def reliability(bins: pd.DataFrame, ece: float) -> go.Figure:
         margin={"t": 50, "b": 30},
     )
     return fig
+
+
+def rank_distribution(ranks: list[int | None], k: int, title: str) -> go.Figure:
+    """Where the gold page came in one mode's rankings: rank 1..k, or not in the top k."""
+    labels = [str(r) for r in range(1, k + 1)] + [f"not in top {k}"]
+    counts = [sum(1 for x in ranks if x == r) for r in range(1, k + 1)]
+    counts.append(sum(1 for x in ranks if x is None))
+    colors = ["#2e7d32"] * k + ["#c62828"]
+    fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colors, text=counts))
+    fig.update_layout(
+        title=title,
+        xaxis={"title": "rank of the first chunk on the gold page", "type": "category"},
+        yaxis={"title": "questions"},
+        height=300,
+        margin={"t": 50, "b": 30},
+    )
+    return fig
+
+
+def evaluation_history(history: pd.DataFrame, metric: str) -> go.Figure:
+    """One line per retrieval mode: ``metric`` of each stored evaluation over time."""
+    fig = px.line(
+        history.sort_values("created"),
+        x="created",
+        y=metric,
+        color="mode",
+        markers=True,
+        title=f"{metric} per evaluation",
+    )
+    fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis={"range": [0, 1.05]})
+    return fig

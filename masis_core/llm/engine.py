@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from masis_core.followup import Turn, offline_rewrite
 from masis_core.llm import offline
 from masis_core.questions import (
     MAX_ALTERNATIVE_CHARS,
@@ -35,6 +36,10 @@ class Engine(Protocol):
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult: ...
 
     def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult: ...
+
+    def condense(self, follow_up: str, history: list[Turn]) -> StepResult:
+        """``value``: ``followup.Rewrite``, the follow-up as a standalone question."""
+        ...
 
 
 RECENCY_WORDS = frozenset(
@@ -103,3 +108,6 @@ class OfflineEngine:
     def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:
         result: Critique = offline.critique(question, answer, evidence)
         return StepResult(result)
+
+    def condense(self, follow_up: str, history: list[Turn]) -> StepResult:
+        return StepResult(offline_rewrite(follow_up, history))

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from masis_core import judgement, prompts
 from masis_core.config import Settings
-from masis_core.errors import MalformedOutput
+from masis_core.errors import MalformedOutput, ProviderError
+from masis_core.followup import Rewrite, Turn, history_text, offline_rewrite, usable_rewrite
 from masis_core.llm.engine import (
     OfflineEngine,
     StepResult,
@@ -47,6 +48,10 @@ class CitedSentence(BaseModel):
 
 class Draft(BaseModel):
     sentences: list[CitedSentence]
+
+
+class Standalone(BaseModel):
+    question: str
 
 
 class Conflict(BaseModel):
@@ -161,6 +166,37 @@ class OllamaEngine:
             if s.text.strip()
         ]
         return StepResult(parts, calls=calls)
+
+    # -- follow-ups ---------------------------------------------------------------------
+    def condense(self, follow_up: str, history: list[Turn]) -> StepResult:
+        """One model call makes the follow-up standalone; a failed call, malformed output or
+        a rewrite that is not a question about the thread gives the offline rewrite."""
+        if not history:
+            return StepResult(offline_rewrite(follow_up, history))
+        messages = [
+            SystemMessage(prompts.CONDENSE_SYSTEM),
+            HumanMessage(
+                prompts.CONDENSE_USER.format(
+                    history=defang(history_text(history)), follow_up=follow_up
+                )
+            ),
+        ]
+        try:
+            out, calls = self._structured(Standalone, messages)
+        except (ProviderError, ValidationError) as exc:  # down, missing model, malformed
+            return self._offline_condense(follow_up, history, str(exc), 2)
+        problem = usable_rewrite(out.question, follow_up, history)
+        if problem is not None:
+            return self._offline_condense(follow_up, history, problem, calls)
+        return StepResult(Rewrite(" ".join(out.question.split()), "model"), calls=calls)
+
+    def _offline_condense(
+        self, follow_up: str, history: list[Turn], problem: str, calls: int
+    ) -> StepResult:
+        log.warning("follow-up rewrite by the model not usable: %s", problem)
+        fallback = offline_rewrite(follow_up, history)
+        value = Rewrite(fallback.question, fallback.method, error=problem)
+        return StepResult(value, error=problem, calls=calls)
 
     # -- critic -------------------------------------------------------------------------
     def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:

@@ -1,0 +1,202 @@
+"""The inspector's "Evaluate this workspace": retrieval measured on the analyst's own library.
+
+The evaluation runs as a job of the server process (like an ingest batch, in the same worker),
+so the page can be left while it runs; each result is stored and the history is drawn beside
+the latest, so a change of documents or settings can be compared with an earlier day.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evaluation.outline import EvaluationStore, load_question_file, run_evaluation
+from masis_core.errors import InputError
+from masis_core.jobs import Job
+from masis_core.markup import untrusted
+from masis_core.registry import Workspace
+from ui import charts
+from ui.follow import POLL_S
+from ui.resources import jobs, workbench
+
+SOURCES = {
+    "outline": "Questions from the PDFs' own outlines",
+    "file": "An uploaded question file (JSON or CSV)",
+}
+LAST_JOB = "evaluation_job"
+
+
+def _start(ws: Workspace) -> None:
+    with st.form("evaluate"):
+        source = st.radio(
+            "Questions",
+            list(SOURCES),
+            format_func=SOURCES.__getitem__,
+            horizontal=True,
+            help="Outline: each bookmark (or numbered section heading, where a PDF has no "
+            "outline) is asked as a question; its page is the page to find.",
+        )
+        upload = st.file_uploader(
+            "Question file: columns or keys doc, question, gold_page",
+            type=["json", "csv"],
+        )
+        k = st.number_input("k (a hit is the gold page in the top k)", 1, 20, 5, step=1)
+        submitted = st.form_submit_button("Evaluate this workspace", type="primary")
+    if not submitted:
+        return
+    questions = None
+    if source == "file":
+        if upload is None:
+            st.warning("Choose a question file first, or use the outlines.")
+            return
+        try:
+            questions = load_question_file(upload.name, upload.getvalue())
+        except InputError as exc:
+            st.error(str(exc))
+            return
+    bench = workbench()
+
+    def work(job: Job) -> dict[str, Any]:
+        def progress(done: int, total: int, what: str) -> None:
+            job.progress = {"done": done, "total": total, "what": what}
+
+        return run_evaluation(bench, ws.id, k=int(k), questions=questions, progress=progress)
+
+    job = jobs().task("evaluation", ws.id, f"evaluation of {ws.id}", work)
+    st.session_state[LAST_JOB] = job.id
+    st.rerun()
+
+
+@st.fragment(run_every=POLL_S)
+def follow_evaluation(job_id: str) -> None:
+    """The running evaluation's progress; a full rerun once it ends."""
+    job = jobs().get(job_id)
+    if job is None:
+        return
+    if job.finished:
+        st.rerun()
+    p = job.progress or {}
+    done, total = int(p.get("done") or 0), int(p.get("total") or 0)
+    st.progress(
+        min(1.0, done / total) if total else 0.0,
+        text=f"⏳ {p.get('what', 'starting')} {done}/{total} — you can switch pages; "
+        "the evaluation goes on and shows here when done.",
+    )
+
+
+def _history_table(history: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for h in history:
+        row: dict[str, Any] = {
+            "evaluation": h["eval_id"],
+            "created": h["created_at"],
+            "source": h["source"],
+            "questions": h["questions"],
+            "k": h["k"],
+        }
+        for mode, m in h["per_mode"].items():
+            row[f"{mode} page-hit@k"] = m.get(f"page_hit@{h['k']}")
+            row[f"{mode} MRR"] = m.get("mrr")
+            row[f"{mode} keep"] = m.get("keep_rate")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _long_history(history: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"created": h["created_at"], "mode": mode, "page-hit@k": m.get(f"page_hit@{h['k']}")}
+            for h in history
+            for mode, m in h["per_mode"].items()
+        ]
+    )
+
+
+def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
+    k = report["k"]
+    sources = ", ".join(f"{n} from {s}" for s, n in report["sources"].items())
+    st.caption(
+        f"{report['questions']} questions ({sources}) over {report['documents']} documents, "
+        f"k = {k}; keep rate: the share of hits the researcher keeps under the current "
+        f"threshold {report['threshold']} and keyword rule."
+    )
+    modes = list(report["per_mode"])
+    for col, mode in zip(st.columns(len(modes)), modes, strict=True):
+        m = report["per_mode"][mode]
+        before = (previous or {}).get("per_mode", {}).get(mode)
+        delta = None
+        if before is not None and previous is not None and previous["k"] == k:
+            delta = round(m[f"page_hit@{k}"] - before[f"page_hit@{k}"], 3)
+        col.metric(f"{mode} page-hit@{k}", f"{m[f'page_hit@{k}']:.3f}", delta=delta)
+        col.caption(f"MRR {m['mrr']:.3f} · keep rate {m['keep_rate']:.0%}")
+        col.plotly_chart(
+            charts.rank_distribution(
+                [r["ranks"][mode] for r in report["results"]], k, f"{mode}: rank of the gold page"
+            ),
+            key=f"eval-ranks-{mode}",
+        )
+    for note in report.get("notes") or []:
+        st.caption(f"Note: {untrusted(note)}")
+    if report.get("unknown_documents"):
+        st.caption(
+            "Skipped, not in this workspace: "
+            + untrusted(", ".join(report["unknown_documents"][:10]))
+        )
+    misses = [r for r in report["results"] if all(v is None for v in r["ranks"].values())]
+    with st.expander(f"{len(misses)} question(s) no mode found in the top {k}"):
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"document": r["doc"], "question": r["question"], "gold page": r["gold_page"]}
+                    for r in misses
+                ],
+                columns=["document", "question", "gold page"],
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+
+def evaluation_panel(ws: Workspace) -> None:
+    """Start an evaluation (or follow the running one), then the stored results."""
+    st.caption(
+        "Measures retrieval on your own documents, no question set needed: every outline "
+        "entry is asked as a question and its page is the page to find. Dense, BM25 and "
+        "hybrid retrieval are measured side by side."
+    )
+    workers = jobs()
+    running = workers.active(ws.id, "evaluation")
+    if running:
+        follow_evaluation(running[0].id)
+    else:
+        _start(ws)
+    last = workers.get(st.session_state.get(LAST_JOB))
+    if last is not None and last.workspace_id == ws.id and last.state == "failed":
+        st.error(f"The evaluation failed: {untrusted(last.error)}")
+    store = EvaluationStore(workbench())
+    history = store.list(ws.id)
+    if not history:
+        st.info("No evaluation of this workspace yet.")
+        return
+    by_id = {h["eval_id"]: h for h in history}
+    chosen = st.selectbox(
+        "Evaluation",
+        list(by_id),
+        format_func=lambda i: (
+            f"{by_id[i]['created_at']} · {by_id[i]['source']} · {by_id[i]['questions']} questions"
+        ),
+        key="eval-chosen",
+    )
+    report = store.get(chosen)
+    if report is None:
+        return
+    older = [h for h in history if h["created_at"] < by_id[chosen]["created_at"]]
+    _report(report, older[0] if older else None)
+    st.markdown("**Every evaluation of this workspace**")
+    st.dataframe(_history_table(history), hide_index=True, width="stretch")
+    if len(history) > 1:
+        st.plotly_chart(
+            charts.evaluation_history(_long_history(history), "page-hit@k"), key="eval-history"
+        )
