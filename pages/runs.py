@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from masis_core.inspection import run_table
+from masis_core.report_pdf import pdf_filename
 from masis_core.reports import report_filename, run_markdown
+from ui.evidence import report_pdf
 from ui.sidebar import workspace_runs_or_stop
 from ui.views import question_heading, render_answer, render_trace, status_line
 
@@ -28,6 +32,13 @@ left.download_button(
     file_name=report_filename(rec),
     mime="text/markdown",
     key=f"export-{rec.run_id}",
+)
+left.download_button(
+    "Export as PDF",
+    functools.partial(report_pdf, rec),  # made on click: it draws every cited page
+    file_name=pdf_filename(rec),
+    mime="application/pdf",
+    key=f"export-pdf-{rec.run_id}",
 )
 if mid.button(
     "Continue on the Research page" if rec.status == "needs_human" else "Open in Research"
