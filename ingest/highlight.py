@@ -25,7 +25,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image, ImageChops, ImageDraw
 
-from ingest.parsing import preview_scale
+from ingest.parsing import open_stored_pdf, preview_scale
 
 # Multiplied into the page, so black text stays black and white paper takes the colour exactly.
 HIGHLIGHT_RGB = (255, 214, 0)  # the cited sentence(s)
@@ -318,12 +318,8 @@ def highlight_page(
     ``page_start``..``page_end``, drawn ``width_px * zoom`` wide and, zoomed, cropped to
     ``width_px`` around the highlights. ``None`` when the file is not a readable PDF or the
     page does not exist: the caller says so and shows the passage."""
-    try:
-        with path.open("rb") as fh:
-            if b"%PDF-" not in fh.read(1024):
-                return None
-        pdf = pdfium.PdfDocument(str(path))
-    except (OSError, pdfium.PdfiumError):
+    pdf = open_stored_pdf(path)
+    if pdf is None:
         return None
     try:
         page_end = max(page_start, page_end)

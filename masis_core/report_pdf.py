@@ -20,7 +20,7 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-from masis_core.reports import citation_source
+from masis_core.reports import citation_source, run_facts
 from masis_core.runs import RunRecord
 from masis_core.support import LEVELS_TEXT, sentence_support
 
@@ -112,15 +112,7 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
     pages = pages or {}
     w = _Writer(unicode_font())
     w.heading(rec.question, size=16)
-    meta = [
-        f"Run {rec.run_id} · workspace {rec.workspace_id} · engine {rec.engine}",
-        f"Status: {rec.status} · {rec.created_at}",
-    ]
-    if rec.confidence is not None:
-        meta.append(f"Confidence: {round(rec.confidence * 100)}%")
-    if rec.feedback is not None:
-        meta.append(f"Analyst's verdict: {'right' if rec.feedback else 'wrong'}")
-    w.text("\n".join(meta), size=9, line=4.5)
+    w.text("\n".join(run_facts(rec)), size=9, line=4.5)
     w.heading("Answer")
     if rec.answer:
         w.text(rec.answer)

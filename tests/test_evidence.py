@@ -6,10 +6,8 @@ from __future__ import annotations
 import io
 
 import pypdfium2 as pdfium
-import pytest
 from PIL import Image
 
-from ingest.pipeline import Ingestor
 from masis_core import report_pdf
 from masis_core.nodes.evaluator import check
 from masis_core.report_pdf import PageShot, run_pdf
@@ -17,7 +15,8 @@ from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.services import Workbench
 from masis_core.support import NO_CITATION, cited_sentences, sentence_support
 from tests.apptest import fresh_app, settle
-from tests.pdfs import make_pdf
+from tests.test_app import plant  # noqa: F401 - the fixture
+from tests.test_reports import record
 from tests.texts import BOILER, PUMP
 
 PUMP_CITATION = {"n": 1, "filename": "plant.pdf", "page": 2, "page_end": 2, "text": PUMP}
@@ -83,16 +82,10 @@ def test_a_paraphrase_is_partly_backed() -> None:
 
 # -- PDF export -------------------------------------------------------------------------------
 def hostile_record() -> RunRecord:
-    return RunRecord(
-        run_id="r16",
-        workspace_id="plant",
+    return record(
         question="Wie oft wird die Pumpe geprüft — и когда? 東京 😀",
-        engine="offline",
-        status="completed",
         answer="The hydraulic pump is inspected every 500 operating hours. [1] ﬁne “quoted” ✓ [2]",
         citations=[PUMP_CITATION, {**BOILER_CITATION, "text": "Ζ Ω 東京 " + BOILER}],
-        confidence=0.8,
-        created_at="2026-11-23",
     )
 
 
@@ -127,16 +120,7 @@ def test_pdf_export_without_a_unicode_font_folds_to_latin1(monkeypatch) -> None:
 
 
 # -- the research page ------------------------------------------------------------------------
-@pytest.fixture
-def plant(bench: Workbench):
-    ws = bench.create_workspace("plant", "wordllama")
-    assert Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant.pdf").status == (
-        "ingested"
-    )
-    return ws
-
-
-def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None:
+def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None:  # noqa: F811
     at = fresh_app().run().switch_page("pages/research.py").run()
     at.text_area[0].input("How often must the hydraulic pump be inspected?")
     at.button(key="FormSubmitter:ask-Ask").click().run()
@@ -160,7 +144,7 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None
     assert zoom, "a zoom control"
 
 
-def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant) -> None:
+def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant) -> None:  # noqa: F811
     rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
     assert rec.answer and not rec.metrics.get("flagged_sentences")
     # An answer as a model might write it: one sentence names what the passage does not.
