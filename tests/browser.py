@@ -124,3 +124,18 @@ def screenshot(page: Any, name: str, tmp_dir: Path, height: int = 2000) -> Path:
         DOCS.mkdir(exist_ok=True)
         shutil.copyfile(out, DOCS / name)
     return out
+
+
+def element_screenshot(locator: Any, name: str, tmp_dir: Path) -> Path:
+    """A PNG of one element (scrolled into view); into ``docs/`` as ``screenshot`` does."""
+    out = tmp_dir / name
+    page = locator.page
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": 3000})  # see ``screenshot``
+    locator.scroll_into_view_if_needed()
+    locator.screenshot(path=str(out))
+    page.set_viewport_size(size)
+    if os.environ.get("MASIS_UPDATE_SCREENSHOTS") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(out, DOCS / name)
+    return out

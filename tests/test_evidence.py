@@ -140,8 +140,14 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None
     # The passage spans both pages: the one holding the cited sentence is drawn.
     assert image.proto.imgs[0].caption == "plant.pdf, page 2", image.proto
     assert not at.warning  # the passage was found on its page
-    zoom = at.get("button_group")
-    assert zoom, "a zoom control"
+    key = f"page-{at.query_params['run']}-1"
+    assert at.button_group(key=f"{key}-page").value == 2  # the control shows the page drawn
+    at.button_group(key=f"{key}-page").set_value(1).run()
+    (image,) = at.get("image")
+    assert image.proto.imgs[0].caption == "plant.pdf, page 1"
+    assert any("not on this page" in c.value for c in at.caption)
+    at.button_group(key=f"{key}-zoom").set_value(3).run()
+    assert not at.exception and at.get("image")
 
 
 def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant) -> None:  # noqa: F811

@@ -89,17 +89,19 @@ def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str) -> None:
     zoom = left.segmented_control(
         "Zoom", ZOOMS, default=ZOOMS[0], format_func=lambda z: f"{z}×", key=f"{key}-zoom"
     )
-    page = None
+    text = str(c.get("text") or "")
+    # The page control comes after the drawing: unset, it shows the page chosen for the cited
+    # sentences; a two-page passage then offers the other page.
+    page = st.session_state.get(f"{key}-page")
+    shot = highlighted_page(str(c["doc_id"]), (first, last), text, cited, page, int(zoom or 1))
     if last > first:
-        page = right.segmented_control(
+        right.segmented_control(
             "Page",
             list(range(first, last + 1)),
-            default=None,
+            default=shot.page if shot is not None else None,
             key=f"{key}-page",
-            help="The passage spans a page break; by default the page with the cited words.",
+            help="The passage spans a page break; first drawn: the page with the cited words.",
         )
-    text = str(c.get("text") or "")
-    shot = highlighted_page(str(c["doc_id"]), (first, last), text, cited, page, int(zoom or 1))
     if shot is None:
         _no_page(
             c,
