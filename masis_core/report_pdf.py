@@ -22,7 +22,7 @@ from fpdf.enums import XPos, YPos
 
 from masis_core.reports import citation_source, run_facts
 from masis_core.runs import RunRecord
-from masis_core.support import LEVELS_TEXT, sentence_support
+from masis_core.support import LEVELS_TEXT, cited_sentences, sentence_support
 
 FONT_CANDIDATES = (
     Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
@@ -63,6 +63,8 @@ class PageShot:
     png: bytes
     page: int
     located: bool
+    width: int
+    height: int
 
 
 def unicode_font() -> Path | None:
@@ -92,16 +94,21 @@ class _Writer:
 
     def text(self, text: object, size: float = 10.5, line: float = 5.5) -> None:
         self.pdf.set_font(self.family, size=size)
-        self.pdf.multi_cell(0, line, self.safe(text), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        self.pdf.multi_cell(
+            0, line, self.safe(text), align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT
+        )
 
     def heading(self, text: object, size: float = 13) -> None:
         self.pdf.ln(2)
         self.text(text, size=size, line=size * 0.6)
         self.pdf.ln(1)
 
-    def image(self, png: bytes) -> None:
-        # fpdf2 starts a new page before an image that does not fit.
-        self.pdf.image(io.BytesIO(png), w=self.pdf.epw)
+    def image(self, png: bytes, width_px: int, height_px: int) -> None:
+        """The image as wide as the text, or smaller so that it fits under what is already on
+        the page."""
+        room = self.pdf.h - self.pdf.b_margin - self.pdf.get_y()
+        width = min(self.pdf.epw, room * width_px / max(1, height_px))
+        self.pdf.image(io.BytesIO(png), x=self.pdf.l_margin, w=width)
 
     def output(self) -> bytes:
         return bytes(self.pdf.output())
@@ -110,6 +117,7 @@ class _Writer:
 def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) -> bytes:
     """The run as PDF bytes; ``pages`` maps a citation number to its highlighted page."""
     pages = pages or {}
+    cited: dict[int, tuple[str, ...]] = {}
     w = _Writer(unicode_font())
     w.heading(rec.question, size=16)
     w.text("\n".join(run_facts(rec)), size=9, line=4.5)
@@ -117,6 +125,7 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
     if rec.answer:
         w.text(rec.answer)
         support = sentence_support(rec.answer, rec.citations)
+        cited = cited_sentences(support)
         w.heading("Support per sentence", size=11)
         number = 0
         for row in support:
@@ -140,18 +149,22 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
         w.heading("Citations")
         for c in rec.citations:
             w.text(f"[{c['n']}] {citation_source(c)}", size=10)
-        w.pdf.add_page()
-        w.heading("Appendix: the cited pages", size=14)
-        for c in rec.citations:
+        for i, c in enumerate(rec.citations):
+            w.pdf.add_page()  # one cited page per sheet, drawn as large as it fits
+            if i == 0:
+                w.heading("Appendix: the cited pages", size=14)
             w.heading(f"[{c['n']}] {citation_source(c)}", size=11)
-            w.text(c.get("text") or "", size=8.5, line=4)
+            for sentence in cited.get(c["n"], ()):
+                w.text(f"Cited: “{sentence}”", size=9, line=4.5)
             shot = pages.get(c["n"])
             if shot is None:
                 w.text("No page image: a web page, a text note, or the original is gone.", 9)
+                w.text(c.get("text") or "", size=8.5, line=4)
                 continue
             if not shot.located:
                 w.text(f"The passage could not be found on page {shot.page}: no highlight.", 9)
-            w.image(shot.png)
+            w.text(f"Page {shot.page}: the cited words in yellow, the rest of the passage blue.", 9)
+            w.image(shot.png, shot.width, shot.height)
     return w.output()
 
 

@@ -96,7 +96,7 @@ def page_png() -> bytes:
 
 
 def test_pdf_export_holds_answer_citations_and_the_page_images() -> None:
-    data = run_pdf(hostile_record(), {1: PageShot(page_png(), 2, True), 2: None})
+    data = run_pdf(hostile_record(), {1: PageShot(page_png(), 2, True, 300, 400), 2: None})
     assert data.startswith(b"%PDF-")
     text = pdf_text(data)
     assert "inspected every 500 operating hours" in text

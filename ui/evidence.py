@@ -133,5 +133,9 @@ def report_pdf(rec: RunRecord) -> bytes:
             shot = highlighted_page(
                 str(c["doc_id"]), span, str(c.get("text") or ""), cited.get(c["n"], ())
             )
-        shots[c["n"]] = None if shot is None else PageShot(shot.png, shot.page, shot.located)
+        shots[c["n"]] = (
+            None
+            if shot is None
+            else PageShot(shot.png, shot.page, shot.located, shot.width, shot.height)
+        )
     return run_pdf(rec, shots)
