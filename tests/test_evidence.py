@@ -4,6 +4,7 @@ highlighted page on the research page, and the PDF export (``masis_core.report_p
 from __future__ import annotations
 
 import io
+import json
 
 import pypdfium2 as pdfium
 from PIL import Image
@@ -15,6 +16,9 @@ from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.services import Workbench
 from masis_core.support import NO_CITATION, cited_sentences, sentence_support
 from tests.apptest import fresh_app, settle
+from tests.fake_ollama import FakeOllama
+from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
+from tests.ollama_helpers import ask as ask_ollama
 from tests.test_app import plant  # noqa: F401 - the fixture
 from tests.test_reports import record
 from tests.texts import BOILER, PUMP
@@ -165,3 +169,39 @@ def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant) -> None:  
     assert "The pump was built by Siemens" in flagged.label
     assert any("cited passage" in w.value and "Siemens" in w.value for w in flagged.warning)
     assert any("1 flagged sentence(s), marked in the answer" in c.value for c in at.caption)
+
+
+def test_an_ollama_answer_on_a_text_note(bench: Workbench, fake_ollama: FakeOllama) -> None:
+    """The Ollama engine paraphrases: its sentences are backed partly, a figure it added is
+    flagged in place, and a .txt source says it has no page and quotes the cited words."""
+    research, fake = ollama_plant(bench, fake_ollama)
+    fake.state.default_reply = scripted(
+        {
+            "StrategicPlan": [json.dumps(PLAN)],
+            "Draft": [
+                draft(
+                    ("A technician inspects the pump after 500 hours of operation.", [1]),
+                    ("Each inspection takes 45 minutes.", [1]),
+                )
+            ],
+            "Review": [json.dumps(REVIEW_OK)],
+        }
+    )
+    rec = ask_ollama(research)
+    # The added figure keeps the confidence low: the run asks, and the analyst accepts.
+    assert rec.status == "needs_human", rec.error
+    rec = research.resume(rec.run_id, {"action": "accept"})
+    assert rec.status == "completed" and rec.engine == "ollama", rec.error
+    at = fresh_app().run().switch_page("pages/runs.py").run()
+    assert not at.exception
+    answer = next(m.value for m in at.markdown if "500 hours of operation" in m.value)
+    assert ":orange-background[⚠️ Each inspection takes 45 minutes.] [1]" in answer
+    labels = [e.label for e in at.main.expander]
+    backed = next(label for label in labels if label.startswith(("✅ 1.", "🟡 1.")))
+    assert "A technician inspects the pump" in backed
+    assert any(label.startswith("⚠️ 2.") for label in labels)
+    at.toggle(key=f"page-{rec.run_id}-1").set_value(True).run()
+    assert not at.exception and not at.get("image")
+    assert any("text or Markdown note" in i.value for i in at.info)
+    cited = next(e for e in at.main.expander if e.label.startswith("[1] pump.txt"))
+    assert any("must be inspected every 500 operating hours" in m.value for m in cited.markdown)
