@@ -5,9 +5,11 @@ joined, whitespace folded), running headers and footers dropped, and words re-jo
 spaces across a page break (``ingest.chunking``). So the text is searched in what survives every
 one of those steps: letters and digits, case-folded, one per character of the page, each
 remembering its character index for PDFium's character boxes. The search walks the passage in
-runs of words that must appear in order; a run that is missing (a header line the parser cut, a
-word the text layer spells otherwise) is skipped, and the next run is looked for just after the
-last one found. Measured on 200 random chunks of the 15 manuals: ``bench/highlight_accuracy.py``.
+runs of words that must appear in order, each looked for just after the last one found; a run
+that is not found whole (a header line the parser cut out of it) is tried word by word, and a
+word still missing (one the text layer spells otherwise) is skipped. On 200 random chunks of
+the 15 manuals 0.995 are located, against 0.575 for an exact search of the chunk text in the
+page text (``python -m bench.highlight_accuracy``).
 
 Everything here opens untrusted PDFs: call it through ``ingest.isolate.highlight_pdf_page``.
 """

@@ -1,5 +1,6 @@
 """A checkable answer in a real browser: ask, open a sentence's support, open a citation's page,
-and the image the browser shows holds the highlight colour inside the cited words' boxes.
+and the image the browser shows holds the highlight colour inside the cited words' boxes; then
+the PDF export holds one drawn page per cited PDF passage.
 
 The boxes are found independently of ``ingest.highlight``: PDFium's own text search for the
 backing sentence's first words, on the page the caption names, scaled to the image.
@@ -114,3 +115,16 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
         "highlighted-citation.png",
         tmp_path,
     )
+
+    # The PDF export of the same run, made on click: the answer, and the cited pages drawn.
+    go(page, "Runs")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export as PDF").click()
+    report = Path(download.value.path()).read_bytes()
+    assert report.startswith(b"%PDF-")
+    pdf = pdfium.PdfDocument(report)
+    try:
+        images = sum(1 for p in pdf for _ in p.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]))
+    finally:
+        pdf.close()
+    assert images == len([c for c in rec.citations if not c.get("url")])
