@@ -20,8 +20,8 @@ from masis_core.config import Settings
 from masis_core.runs import RunStore
 from masis_core.services import Workbench
 from masis_core.support import cited_sentences, sentence_support
-from tests.browser import element_screenshot
-from tests.test_browser import FIXTURE, ask, create_workspace, go, idle, page  # noqa: F401
+from tests.browser import screenshot
+from tests.test_browser import FIXTURE, ask, create_workspace, go, page, show_the_page  # noqa: F401
 from tests.test_highlight import highlighted_share
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -80,14 +80,7 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
 
     # The first citation's page, highlighted.
     page.get_by_text(re.compile(r"^\[1\] nut-solaris-usb\.pdf, page")).click()
-    label = page.get_by_text("Show the page").first
-    switch = page.get_by_role("switch", name="Show the page").first
-    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
-        label.click()
-        idle(page)
-        if switch.is_checked():
-            break
-    expect(switch).to_be_checked()
+    show_the_page(page)
     figure = page.get_by_test_id("stImage").first
     expect(figure).to_be_visible()
     caption = figure.get_by_text(re.compile(r"nut-solaris-usb\.pdf, page \d+")).inner_text()
@@ -110,11 +103,8 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
     assert min(shares) > 0.8, ("the cited words sit on the highlight colour", shares)
     assert highlighted_share(image, (0, 0, 40, 40)) == 0  # the margin is not painted
 
-    element_screenshot(
-        page.get_by_test_id("stExpander").filter(has=figure).first,
-        "highlighted-citation.png",
-        tmp_path,
-    )
+    citation = page.get_by_test_id("stExpander").filter(has=figure).first
+    screenshot(page, "highlighted-citation.png", tmp_path, height=3000, element=citation)
 
     # The PDF export of the same run, made on click: the answer, and the cited pages drawn.
     go(page, "Runs")
