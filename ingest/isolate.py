@@ -34,6 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ingest.highlight import HighlightedPage, highlight_page
 from ingest.parsing import ParsedDocument, parse_bytes, render_page_png
 from masis_core.errors import DocumentError
 
@@ -184,16 +185,14 @@ class PendingParse:
         self._child.cancel()
 
 
-def render_pdf_page(
-    path: Path, page_number: int, timeout_s: float, width_px: int = 900
-) -> bytes | None:
-    """One page of a stored original as PNG (at most ``MAX_PREVIEW_PIXELS``), rendered in a
-    child with a time limit; ``None``, with the reason logged, for anything but a picture.
-    A preview must never break the answer it illustrates, nor the server showing it."""
+def _preview(
+    target: Callable[..., Any], args: tuple, path: Path, page: int, timeout_s: float
+) -> Any:
+    """``target(*args)`` in a child with a time limit; ``None``, with the reason logged, for
+    anything but a result. A preview must never break the answer it illustrates, nor the
+    server showing it."""
     try:
-        kind, payload = ChildCall(
-            render_page_png, (path, page_number, width_px), timeout_s
-        ).outcome()
+        kind, payload = ChildCall(target, args, timeout_s).outcome()
     except OSError as exc:  # no fork: out of processes or memory
         kind, payload = "crash", f"could not start the renderer ({exc})"
     if kind == "ok":
@@ -202,5 +201,28 @@ def render_pdf_page(
         "timeout": f"rendering took longer than {timeout_s:g} s (MASIS_PREVIEW_TIMEOUT_S)",
         "died": f"the renderer crashed (exit code {payload})",
     }.get(kind, payload)
-    log.warning("no preview of page %d of %s: %s", page_number, path.name, reason)
+    log.warning("no preview of page %d of %s: %s", page, path.name, reason)
     return None
+
+
+def render_pdf_page(
+    path: Path, page_number: int, timeout_s: float, width_px: int = 900
+) -> bytes | None:
+    """One page of a stored original as PNG (at most ``MAX_PREVIEW_PIXELS``), rendered in a
+    child with a time limit; ``None`` for anything but a picture."""
+    return _preview(render_page_png, (path, page_number, width_px), path, page_number, timeout_s)
+
+
+def highlight_pdf_page(
+    path: Path,
+    span: tuple[int, int],
+    passage: str,
+    cited: tuple[str, ...],
+    timeout_s: float,
+    page: int | None = None,
+    zoom: int = 1,
+) -> HighlightedPage | None:
+    """A cited passage's page with the cited sentences highlighted (``ingest.highlight``),
+    drawn in a child with a time limit; ``None`` when there is no page to draw."""
+    args = (path, span[0], span[1], passage, cited, page, zoom)
+    return _preview(highlight_page, args, path, page or span[0], timeout_s)

@@ -242,18 +242,26 @@ def preview_scale(width_pt: float, height_pt: float, width_px: int) -> float:
     return scale
 
 
+def open_stored_pdf(path: Path) -> pdfium.PdfDocument | None:
+    """A stored original opened for drawing, or ``None`` when it is not a readable PDF (a text
+    note has no page image; the original may be gone)."""
+    try:
+        with path.open("rb") as fh:
+            if b"%PDF-" not in fh.read(1024):
+                return None
+        return pdfium.PdfDocument(str(path))
+    except (OSError, pdfium.PdfiumError):
+        return None
+
+
 def render_page_png(path: Path, page_number: int, width_px: int = 900) -> bytes | None:
     """One page of a stored original as PNG of at most ``MAX_PREVIEW_PIXELS``.
 
     ``None`` when the file is not a PDF (a text note has no page image) or the page does not
     exist. Untrusted PDFs: call it through ``ingest.isolate.render_pdf_page``, in a child.
     """
-    try:
-        with path.open("rb") as fh:
-            if b"%PDF-" not in fh.read(1024):
-                return None
-        pdf = pdfium.PdfDocument(str(path))
-    except (OSError, pdfium.PdfiumError):
+    pdf = open_stored_pdf(path)
+    if pdf is None:
         return None
     try:
         if not 1 <= page_number <= len(pdf):

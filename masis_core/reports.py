@@ -7,6 +7,7 @@ are only those of the run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
@@ -30,26 +31,34 @@ def _source_markdown(c: dict[str, Any]) -> str:
     return untrusted(citation_source(c))
 
 
+def run_facts(
+    rec: RunRecord, name: Callable[[str], str] = str, quote: Callable[[str], str] = str
+) -> list[str]:
+    """The run's header lines, shared by the exports; ``name`` formats the run, workspace and
+    thread ids (as code in Markdown), ``quote`` the analyst's own words (escaped there)."""
+    facts = [
+        f"Run: {name(rec.run_id)} · workspace {name(rec.workspace_id)} · engine {rec.engine}",
+        f"Status: {rec.status} · {rec.created_at}",
+    ]
+    if rec.follow_up:
+        facts.append(
+            f"Follow-up in thread {name(rec.thread_id)}, asked as “{quote(rec.follow_up)}”"
+        )
+    if rec.confidence is not None:
+        facts.append(f"Confidence: {round(rec.confidence * 100)}%")
+    if rec.feedback is not None:
+        facts.append(f"Analyst's verdict: {'right' if rec.feedback else 'wrong'}")
+    retries = rec.metrics.get("retry_reasons") or []
+    if retries:
+        facts.append(f"Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")
+    return facts
+
+
 def run_markdown(rec: RunRecord, depth: int = 0) -> str:
     """One run; ``depth`` pushes every heading down (a turn inside a thread's report)."""
     h = "#" * depth
-    lines = [
-        f"{h}# {untrusted(rec.question)}",
-        "",
-        f"- Run: `{rec.run_id}` · workspace `{rec.workspace_id}` · engine {rec.engine}",
-        f"- Status: {rec.status} · {rec.created_at}",
-    ]
-    if rec.follow_up:
-        lines.append(
-            f"- Follow-up in thread `{rec.thread_id}`, asked as “{untrusted(rec.follow_up)}”"
-        )
-    if rec.confidence is not None:
-        lines.append(f"- Confidence: {round(rec.confidence * 100)}%")
-    if rec.feedback is not None:
-        lines.append(f"- Analyst's verdict: {'right' if rec.feedback else 'wrong'}")
-    retries = rec.metrics.get("retry_reasons") or []
-    if retries:
-        lines.append(f"- Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")
+    lines = [f"{h}# {untrusted(rec.question)}", ""]
+    lines += [f"- {fact}" for fact in run_facts(rec, lambda n: f"`{n}`", untrusted)]
     lines += ["", f"{h}## Answer", ""]
     if rec.answer:
         lines.append(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))

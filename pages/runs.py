@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from masis_core.inspection import run_table
+from masis_core.report_pdf import pdf_filename
 from masis_core.reports import report_filename, run_markdown, thread_filename, thread_markdown
+from ui.evidence import report_pdf
 from ui.followup import thread_caption
 from ui.resources import run_service
 from ui.sidebar import workspace_runs_or_stop
@@ -30,6 +34,13 @@ left.download_button(
     file_name=report_filename(rec),
     mime="text/markdown",
     key=f"export-{rec.run_id}",
+)
+left.download_button(
+    "Export as PDF",
+    functools.partial(report_pdf, rec),  # made on click: it draws every cited page
+    file_name=pdf_filename(rec),
+    mime="application/pdf",
+    key=f"export-pdf-{rec.run_id}",
 )
 turns = run_service().thread(rec.run_id)
 if len(turns) > 1:

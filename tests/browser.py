@@ -109,8 +109,11 @@ def server_problems(log_path: Path) -> list[str]:
     return [line for line in text.splitlines() if "Traceback" in line or "Uncaught" in line]
 
 
-def screenshot(page: Any, name: str, tmp_dir: Path, height: int = 2000) -> Path:
-    """Save a PNG of the app; into ``docs/`` when MASIS_UPDATE_SCREENSHOTS=1.
+def screenshot(
+    page: Any, name: str, tmp_dir: Path, height: int = 2000, element: Any = None
+) -> Path:
+    """Save a PNG of the app, or of one ``element`` (a locator) scrolled into view; into
+    ``docs/`` when MASIS_UPDATE_SCREENSHOTS=1.
 
     Streamlit scrolls inside its main block, so a full-page capture shows only the viewport:
     the window is made tall for the shot instead, then put back.
@@ -118,7 +121,11 @@ def screenshot(page: Any, name: str, tmp_dir: Path, height: int = 2000) -> Path:
     out = tmp_dir / name
     size = page.viewport_size
     page.set_viewport_size({"width": size["width"], "height": height})
-    page.screenshot(path=str(out))
+    if element is None:
+        page.screenshot(path=str(out))
+    else:
+        element.scroll_into_view_if_needed()
+        element.screenshot(path=str(out))
     page.set_viewport_size(size)
     if os.environ.get("MASIS_UPDATE_SCREENSHOTS") == "1":
         DOCS.mkdir(exist_ok=True)

@@ -220,7 +220,7 @@ def test_runs_page_lists_history_and_exports_markdown(app: AppTest, plant, bench
     assert list(history["run_id"]) == [rec.run_id]
     assert list(history["status"]) == ["completed"]
     export = at.get("download_button")
-    assert len(export) == 1
+    assert [e.proto.label for e in export] == ["Export as Markdown", "Export as PDF"]
     assert any("500 operating hours" in m.value for m in at.markdown)
 
 

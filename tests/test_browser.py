@@ -107,6 +107,19 @@ def create_workspace(page: Page, name: str) -> None:
     expect(sidebar.get_by_text("No workspace yet")).to_have_count(0)
 
 
+def show_the_page(page: Page) -> None:
+    """Switch on "Show the page" in the citation just opened."""
+    label = page.get_by_text("Show the page").first
+    switch = page.get_by_role("switch", name="Show the page").first
+    expect(label).to_be_visible()
+    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
+        label.click()
+        idle(page)
+        if switch.is_checked():
+            break
+    expect(switch).to_be_checked()
+
+
 def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     expect(page.get_by_text("Offline extractive mode")).to_be_visible()
     create_workspace(page, "ups-docs")
@@ -128,15 +141,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     expect(first_source).to_be_visible()
     expect(page.get_by_text(re.compile(r"UGEN.*\[\d\]")).first).to_be_visible()
     first_source.click()
-    label = page.get_by_text("Show the page").first
-    switch = page.get_by_role("switch", name="Show the page").first
-    expect(label).to_be_visible()
-    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
-        label.click()
-        idle(page)
-        if switch.is_checked():
-            break
-    expect(switch).to_be_checked()
+    show_the_page(page)
     expect(page.get_by_role("img").first).to_be_visible()
     page.get_by_text(re.compile(r"researcher · hybrid · \d+ kept")).click()  # open its telemetry
     expect(page.get_by_text("filtered out").first).to_be_visible()

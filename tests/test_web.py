@@ -255,6 +255,11 @@ def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> N
     assert any(
         "](https://en.wikipedia.org/wiki/Hydraulic_pump)" in m.value for m in web_source.markdown
     )
+    # A web page has no page to draw: the view says so and quotes the cited words.
+    n = web_source.label.split("]")[0].lstrip("[")
+    at.toggle(key=f"page-{at.query_params['run']}-{n}").set_value(True).run()
+    assert not at.exception and not at.get("image")
+    assert any("web source has no page to draw" in i.value for i in at.info)
 
 
 def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(

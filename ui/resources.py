@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ingest.isolate import render_pdf_page
+from ingest.highlight import HighlightedPage
+from ingest.isolate import highlight_pdf_page
 from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
 from masis_core.jobs import JobManager
@@ -43,9 +44,19 @@ def provider_status() -> ProviderStatus:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def page_image(doc_id: str, page: int) -> bytes | None:
-    """A cited page as PNG (``None`` when it cannot be shown), rendered in a child process with
-    a pixel cap and a time limit: the PDF is untrusted. Cached because an analyst flips
-    between the same few pages, and a page that timed out should not be tried on every rerun."""
+def highlighted_page(
+    doc_id: str,
+    span: tuple[int, int],
+    passage: str,
+    cited: tuple[str, ...],
+    page: int | None = None,
+    zoom: int = 1,
+) -> HighlightedPage | None:
+    """A cited passage's page with its cited sentences highlighted (``None`` when there is no
+    page to draw), rendered in a child process with a pixel cap and a time limit: the PDF is
+    untrusted. Cached because an analyst flips between the same few pages and zooms, and a
+    page that timed out should not be tried on every rerun."""
     bench = workbench()
-    return render_pdf_page(bench.file_path(doc_id), page, bench.settings.preview_timeout_s)
+    return highlight_pdf_page(
+        bench.file_path(doc_id), span, passage, cited, bench.settings.preview_timeout_s, page, zoom
+    )

@@ -10,11 +10,13 @@ from typing import Any
 
 import streamlit as st
 
-from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
+from masis_core.markup import escape_markdown, quote_block, safe_link, untrusted
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
-from ui.resources import page_image, run_service
+from masis_core.support import cited_sentences, sentence_support
+from ui.evidence import answer_markdown_marked, page_view, support_panel
+from ui.resources import run_service
 
 NODE_ICONS = {
     "supervisor": "🧭",
@@ -149,7 +151,7 @@ def kept_because(c: dict[str, Any]) -> str:
     return why
 
 
-def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
+def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...] = ()) -> None:
     # Open whenever its page is shown: a rerun redraws the expander and would fold it away.
     label = f"[{c['n']}] {untrusted(citation_source(c))}"
     with st.expander(label, expanded=bool(st.session_state.get(key))):
@@ -158,12 +160,8 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str) -> None:
         st.markdown(quote_block(c.get("text") or ""))
         if c.get("score") is not None:
             st.caption(f"{kept_because(c)} · chunk `{c.get('chunk_id')}`")
-        if c.get("doc_id") and not c.get("url") and st.toggle("Show the page", key=key):
-            png = page_image(c["doc_id"], int(c.get("page") or 1))
-            if png is None:
-                st.info("No page image: the source is not a PDF or its original is gone.")
-            else:
-                st.image(png, caption=f"{untrusted(c.get('filename'))}, page {c.get('page')}")
+        if (c.get("doc_id") or c.get("url")) and st.toggle("Show the page", key=key):
+            page_view(c, cited, key)
 
 
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
@@ -177,22 +175,23 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
     if rec.metrics.get("accepted_by_analyst"):
         st.caption("Accepted by the analyst at review.")
-    st.markdown(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
+    support = sentence_support(rec.answer, rec.citations)
+    st.markdown(answer_markdown_marked(rec.answer, support, [c["n"] for c in rec.citations]))
     verdict(rec)
     violations = rec.metrics.get("citation_violations") or []
-    flagged = rec.metrics.get("flagged_sentences") or []
+    flagged = [s for row in support for s in row if s.issue is not None]
     if violations:
         st.warning(
             f"Removed {len(violations)} fabricated citation(s) that pointed outside the "
             f"evidence: {escape_markdown(', '.join(map(str, violations)), inline=True)}"
         )
     if flagged:
-        with st.expander(f"⚠️ {len(flagged)} flagged sentence(s)"):
-            for f in flagged:
-                st.markdown(f"- “{untrusted(f['sentence'])}” — *{untrusted(f['issue'])}*")
+        st.caption(f"⚠️ {len(flagged)} flagged sentence(s), marked in the answer.")
+    support_panel(support, rec.citations)
+    cited = cited_sentences(support)
     st.markdown("**Sources**")
     for c in rec.citations:
-        _citation(c, ws, key=f"page-{rec.run_id}-{c['n']}")
+        _citation(c, ws, key=f"page-{rec.run_id}-{c['n']}", cited=cited.get(c["n"], ()))
 
 
 def _store_verdict(run_id: str, key: str) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 from masis_core.context import timed
 from masis_core.state import Evidence, ResearchState, all_evidence
-from masis_core.text import claims, markers, names, numbers, strip_markers
+from masis_core.support import NO_CITATION, issue_of
+from masis_core.text import claims, markers, strip_markers
 
 
 def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
@@ -27,20 +28,9 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
             good = [m for m in cited if m in valid]
             violations.extend(f"[{m}]" for m in cited if m not in valid)
             text = strip_markers(sentence)
-            if not good:
-                flagged.append({"sentence": text, "issue": "no valid citation"})
-            else:
-                support = " ".join(evidence[m - 1].get("text", "") for m in good)
-                missing_numbers = numbers(text) - numbers(support)
-                missing_names = {n for n in names(text) if n.lower() not in support.lower()}
-                if missing_numbers or missing_names:
-                    flagged.append(
-                        {
-                            "sentence": text,
-                            "issue": "not in the cited passage: "
-                            + ", ".join(sorted(missing_numbers | missing_names)),
-                        }
-                    )
+            issue = issue_of(text, (evidence[m - 1].get("text", "") for m in good))
+            if issue is not None:
+                flagged.append({"sentence": text, "issue": issue})
             for m in good:
                 used.setdefault(m, len(used) + 1)
             cites = "".join(f"[{used[m]}]" for m in dict.fromkeys(good))
@@ -78,7 +68,7 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
 def node(state: ResearchState) -> dict[str, Any]:
     with timed() as t:
         result = check(state.get("draft_answer") or "", all_evidence(state))
-    unsupported = [f for f in result["flagged"] if f["issue"] != "no valid citation"]
+    unsupported = [f for f in result["flagged"] if f["issue"] != NO_CITATION]
     entry = {
         "node": "evaluator",
         "citations": len(result["citations"]),

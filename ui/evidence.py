@@ -1,0 +1,141 @@
+"""Checkable answers: support per sentence, flags in place, and the cited page highlighted.
+
+The pieces come from ``masis_core.support`` (which evidence sentence backs each answer
+sentence, and the evaluator's flags) and ``ingest.highlight`` (the cited words found on the
+page); this module only draws them. Document and model text goes through ``masis_core.markup``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ingest.highlight import ZOOMS
+from masis_core.markup import answer_markdown, quote_block, untrusted
+from masis_core.report_pdf import PageShot, run_pdf
+from masis_core.reports import citation_source
+from masis_core.runs import RunRecord
+from masis_core.support import LEVELS_TEXT, SentenceSupport, cited_sentences, sentence_support
+from ui.resources import highlighted_page
+
+ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
+SHORT_LABEL = 90
+
+
+def _sentence_markdown(s: SentenceSupport, real: set[int]) -> str:
+    """A sentence with its markers; a flagged one on an orange background with a warning sign,
+    so it is seen where it stands, not only counted."""
+    cites = "".join(f"[{n}]" for n in s.cited if n in real)
+    text = untrusted(s.text)
+    if s.issue is not None:
+        text = f":orange-background[⚠️ {text}]"
+    return f"{text} {cites}".strip()
+
+
+def answer_markdown_marked(
+    answer: str, support: list[list[SentenceSupport]], citations: list[int]
+) -> str:
+    """The answer as Markdown with its flagged sentences marked in place. Without a flag it is
+    the stored answer exactly as ``answer_markdown`` draws it (line breaks and lists kept)."""
+    if not any(s.issue is not None for row in support for s in row):
+        return answer_markdown(answer, citations)
+    real = set(citations)
+    return "\n\n".join(" ".join(_sentence_markdown(s, real) for s in row) for row in support)
+
+
+def support_panel(support: list[list[SentenceSupport]], citations: list[dict[str, Any]]) -> None:
+    """One expander per answer sentence: the evidence sentence that backs it and how well."""
+    by_n = {c["n"]: c for c in citations}
+    st.markdown("**Support per sentence**")
+    number = 0
+    for row in support:
+        for s in row:
+            number += 1
+            icon, level = ICONS[s.level], LEVELS_TEXT[s.level]
+            short = s.text if len(s.text) <= SHORT_LABEL else s.text[: SHORT_LABEL - 1] + "…"
+            score = f" · {round(s.backing.score * 100)}%" if s.backing else ""
+            with st.expander(f"{icon} {number}. {untrusted(short)} — {level}{score}"):
+                if s.issue is not None:
+                    st.warning(f"Flagged: {untrusted(s.issue)}", icon="⚠️")
+                if s.backing is None:
+                    st.caption("No cited passage backs this sentence.")
+                    continue
+                where = untrusted(citation_source(by_n.get(s.backing.n, {})))
+                st.markdown(f"Backed by [{s.backing.n}] {where}:")
+                st.markdown(quote_block(s.backing.sentence))
+                st.caption(
+                    f"{round(s.backing.score * 100)}% of the sentence's content words are in "
+                    "this evidence sentence."
+                )
+
+
+def _no_page(c: dict[str, Any], cited: tuple[str, ...], why: str) -> None:
+    st.info(why)
+    for sentence in cited or (str(c.get("text") or ""),):
+        st.markdown(quote_block(sentence))
+
+
+def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str) -> None:
+    """The cited page with the cited sentences highlighted (the rest of the passage tinted),
+    on the page of a two-page passage that holds them, with a zoom; where there is no page
+    to draw, say why and show the words."""
+    if c.get("url"):
+        _no_page(c, cited, "A web source has no page to draw; the cited words:")
+        return
+    first = int(c.get("page") or 1)
+    last = int(c.get("page_end") or first)
+    left, right = st.columns(2)
+    zoom = left.segmented_control(
+        "Zoom", ZOOMS, default=ZOOMS[0], format_func=lambda z: f"{z}×", key=f"{key}-zoom"
+    )
+    text = str(c.get("text") or "")
+    # The page control comes after the drawing: unset, it shows the page chosen for the cited
+    # sentences; a two-page passage then offers the other page.
+    page = st.session_state.get(f"{key}-page")
+    shot = highlighted_page(str(c["doc_id"]), (first, last), text, cited, page, int(zoom or 1))
+    if last > first:
+        right.segmented_control(
+            "Page",
+            list(range(first, last + 1)),
+            default=shot.page if shot is not None else None,
+            key=f"{key}-page",
+            help="The passage spans a page break; first drawn: the page with the cited words.",
+        )
+    if shot is None:
+        _no_page(
+            c,
+            cited,
+            "No page image: the source is a text or Markdown note (or its original is gone), "
+            "so the cited words cannot be shown on a page. The cited words:",
+        )
+        return
+    if not shot.located:
+        st.warning(
+            f"The passage could not be found on page {shot.page} "
+            f"({round(shot.share * 100)}% of its words); the page is shown without highlight."
+        )
+    elif cited and not shot.cited_found:
+        st.caption("The cited sentence is not on this page; the passage is tinted blue.")
+    st.image(shot.png, caption=f"{untrusted(c.get('filename'))}, page {shot.page}")
+
+
+def report_pdf(rec: RunRecord) -> bytes:
+    """The run as a PDF, each cited page of a PDF source highlighted as on screen. Made when
+    the analyst clicks "Export as PDF" (one page drawing per citation, each in a child)."""
+    cited = cited_sentences(sentence_support(rec.answer or "", rec.citations))
+    shots: dict[int, PageShot | None] = {}
+    for c in rec.citations:
+        shot = None
+        if c.get("doc_id") and not c.get("url"):
+            first = int(c.get("page") or 1)
+            span = (first, int(c.get("page_end") or first))
+            shot = highlighted_page(
+                str(c["doc_id"]), span, str(c.get("text") or ""), cited.get(c["n"], ())
+            )
+        shots[c["n"]] = (
+            None
+            if shot is None
+            else PageShot(shot.png, shot.page, shot.located, shot.width, shot.height)
+        )
+    return run_pdf(rec, shots)
