@@ -11,6 +11,7 @@ from PIL import Image
 
 from masis_core import report_pdf
 from masis_core.nodes.evaluator import check
+from masis_core.registry import Workspace
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.services import Workbench
@@ -19,7 +20,6 @@ from tests.apptest import fresh_app, settle
 from tests.fake_ollama import FakeOllama
 from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
 from tests.ollama_helpers import ask as ask_ollama
-from tests.test_app import plant  # noqa: F401 - the fixture
 from tests.test_reports import record
 from tests.texts import BOILER, PUMP
 
@@ -124,7 +124,7 @@ def test_pdf_export_without_a_unicode_font_folds_to_latin1(monkeypatch) -> None:
 
 
 # -- the research page ------------------------------------------------------------------------
-def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None:  # noqa: F811
+def test_support_panel_and_the_highlighted_page(bench: Workbench, plant: Workspace) -> None:
     at = fresh_app().run().switch_page("pages/research.py").run()
     at.text_area[0].input("How often must the hydraulic pump be inspected?")
     at.button(key="FormSubmitter:ask-Ask").click().run()
@@ -154,7 +154,7 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant) -> None
     assert not at.exception and at.get("image")
 
 
-def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant) -> None:  # noqa: F811
+def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant: Workspace) -> None:
     rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
     assert rec.answer and not rec.metrics.get("flagged_sentences")
     # An answer as a model might write it: one sentence names what the passage does not.

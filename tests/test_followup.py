@@ -238,4 +238,7 @@ def test_ui_run_list_keeps_a_lone_run_unthreaded(bench: Workbench, plant) -> Non
     at: AppTest = fresh_app().run().switch_page("pages/runs.py").run()
     assert not at.exception
     assert list(at.dataframe[0].value["thread"]) == [None]
-    assert [b.proto.label for b in at.get("download_button")] == ["Export as Markdown"]
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Export as Markdown",
+        "Export as PDF",
+    ]  # no "Export the thread" for a lone run
