@@ -1,6 +1,7 @@
 """Retrieval latency at scale: our hybrid retrieval vs the raw searches it is built from.
 
     python -m bench.retrieval_latency [--chunks 100000] [--workspaces 1] [--cache DIR]
+    python -m bench.retrieval_latency ... --cache DIR --chroma-server   # the same, served
 
 ``--chunks`` chunks of real manual text (200-word windows over the manuals' words, at the
 stride that yields the count) are spread over ``--workspaces`` workspaces, each in its own
@@ -23,9 +24,14 @@ import json
 import logging
 import random
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +104,32 @@ def build(bench: Workbench, texts: list[str], vectors: np.ndarray, n_ws: int) ->
         print(f"  built workspace {ws.id} ({share} chunks)", flush=True)
 
 
+@contextmanager
+def chroma_server(path: Path) -> Iterator[int]:
+    """``chroma run`` on a free loopback port over an existing Chroma dir."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    chroma = Path(sys.executable).parent / "chroma"
+    cmd = [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/api/v2/heartbeat"
+                with urllib.request.urlopen(url, timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("chroma run did not start") from None
+                time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -110,19 +142,43 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--workspaces", type=int, default=1)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--pool",
+        type=int,
+        help="distinct windows (default: --chunks); fewer are repeated across workspaces, "
+        "as when one manual sits in several, and reuse a cached pool's embeddings",
+    )
     parser.add_argument("--cache", type=Path, help="keep the built data dir here and reuse it")
+    parser.add_argument(
+        "--chroma-server",
+        action="store_true",
+        help="query through `chroma run` serving the cached build's Chroma dir (build first)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp, ExitStack() as stack:
         root = args.cache or Path(tmp)
         data_dir = root / f"data-{args.chunks}x{args.workspaces}"
         built = (data_dir / "built").exists()
+        settings = Settings(data_dir=data_dir, provider="offline")
+        if args.chroma_server:
+            if not built:
+                parser.error("--chroma-server reads a cached build: run once with --cache only")
+            port = stack.enter_context(chroma_server(data_dir / "chroma"))
+            settings = Settings(
+                data_dir=data_dir, provider="offline", chroma_host="127.0.0.1", chroma_port=port
+            )
         if not built:  # a build cut short starts over
             shutil.rmtree(data_dir, ignore_errors=True)
-        bench = Workbench(Settings(data_dir=data_dir, provider="offline"))
+        bench = Workbench(settings)
         embedder = bench.embedder("wordllama")
         start = time.perf_counter()
-        texts, vectors = corpus(find_pdfs(args.pdfs), args.chunks, embedder, args.cache)
+        pool = min(args.pool or args.chunks, args.chunks)
+        texts, vectors = corpus(find_pdfs(args.pdfs), pool, embedder, args.cache)
+        if pool < args.chunks:  # cycled: workspace w gets slice w of the pool, wrapping
+            repeat = -(-args.chunks // pool)
+            texts, vectors = (texts * repeat)[: args.chunks], np.tile(vectors, (repeat, 1))
+            vectors = vectors[: args.chunks]
         if not built:
             build(bench, texts, vectors, args.workspaces)
             (data_dir / "built").write_text("ok")
@@ -180,8 +236,9 @@ def main() -> None:
             for name, fn in columns.items():
                 results[name].append(timed(lambda fn=fn, q=q: fn(q)))
     where = "built" if not built else "reused"
+    mode = f"Chroma server on port {settings.chroma_port}" if args.chroma_server else "embedded"
     print(
-        f"{len(texts)} chunks over {args.workspaces} workspace(s), querying {ws_id} "
+        f"{mode}: {len(texts)} chunks over {args.workspaces} workspace(s), querying {ws_id} "
         f"({share} chunks; {where} in {build_s:.0f} s), {len(questions)} queries, top-10"
     )
     print(f"| {'':28} | {'p50 ms':>7} | {'p95 ms':>7} | {'p99 ms':>7} |")

@@ -13,11 +13,16 @@ import numpy as np
 import pytest
 from chromadb.config import Settings as ChromaSettings
 
+from ingest.pipeline import Ingestor
+from masis_core.config import Settings, get_settings
 from masis_core.errors import EmbedderMismatch
 from masis_core.registry import Registry
 from masis_core.retrieval.store import OVERFETCH, chunk_id, collection_name, legacy_collection_name
 from masis_core.services import Workbench
+from tests.pdfs import make_pdf
 from tests.proc import run_module
+from tests.test_faults import ChromaServer, chroma  # noqa: F401 (the server fixture)
+from tests.texts import BOILER, PUMP
 
 DIM = 8
 # alpha spans two pages of the migration's copy (2,000 chunks a page), beta one.
@@ -175,3 +180,25 @@ def test_deleting_a_workspace_drops_its_collection_only(bench: Workbench) -> Non
     # the workspace may be created again, empty
     again = bench.create_workspace("drop", "wordllama")
     assert bench.store.count("wordllama", again.id, visible_only=False) == 0
+
+
+@pytest.mark.slow
+def test_through_a_chroma_server_each_workspace_is_its_own_collection(
+    settings: Settings,
+    chroma: ChromaServer,  # noqa: F811 (the fixture imported above)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same layout in server mode: a second process (here: a second client) sees the
+    workspace's chunks in its collection, and a delete drops it on the server."""
+    monkeypatch.setenv("MASIS_CHROMA_HOST", "127.0.0.1")
+    monkeypatch.setenv("MASIS_CHROMA_PORT", str(chroma.port))
+    get_settings.cache_clear()
+    one, two = Workbench(get_settings()), Workbench(get_settings())
+    ws = one.create_workspace("plant", "wordllama")
+    report = Ingestor(one).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "m.pdf")
+    assert report.status == "ingested"
+    assert two.store.count("wordllama", ws.id) == report.chunks > 0
+    hits = two.store.query("wordllama", ws.id, two.embedder("wordllama").embed_query("pump"), 3)
+    assert hits and all(h.chunk_id.startswith("plant/") for h in hits)
+    one.delete_workspace(ws.id)
+    assert collection_name(ws.id) not in {c.name for c in two.store.client.list_collections()}

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from chromadb.errors import NotFoundError
 
 from masis_core.config import Settings
 from masis_core.errors import EmbedderMismatch, StoreError
@@ -161,6 +160,8 @@ class VectorStore:
     def _on(self, embed_model: str, workspace_id: str, call: Callable[[Any], T]) -> T:
         """``call`` on the workspace's collection, once more on a fresh handle if another
         process dropped and recreated it meanwhile (a cached handle names the old one)."""
+        from chromadb.errors import NotFoundError  # chromadb loads lazily, as in __init__
+
         try:
             return call(self.collection(embed_model, workspace_id))
         except NotFoundError:
@@ -209,6 +210,8 @@ class VectorStore:
 
     def delete_workspace(self, embed_model: str, workspace_id: str) -> None:
         """Drop the workspace's collection (its vectors, documents and HNSW files)."""
+        from chromadb.errors import NotFoundError
+
         name = collection_name(workspace_id)
         self._collections.pop(name, None)
         # NotFoundError: never written, or dropped by another process.
@@ -385,6 +388,8 @@ class VectorStore:
         vectors then fail to read: "Error finding id"), so a leftover staging collection is
         dropped and the copy starts over; a workspace whose collection exists is done.
         """
+        from chromadb.errors import NotFoundError
+
         final = collection_name(ws.id)
         with suppress(NotFoundError):
             return int(self.client.get_collection(final).count())
