@@ -3,6 +3,7 @@ from the shared per-embedder collections migrate on first start, crash-safe."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -188,8 +189,8 @@ def test_through_a_chroma_server_each_workspace_is_its_own_collection(
     chroma: ChromaServer,  # noqa: F811 (the fixture imported above)
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The same layout in server mode: a second process (here: a second client) sees the
-    workspace's chunks in its collection, and a delete drops it on the server."""
+    """The same layout in server mode: another client, and another process (the command
+    line), see the workspace's chunks in its collection; a delete drops it on the server."""
     monkeypatch.setenv("MASIS_CHROMA_HOST", "127.0.0.1")
     monkeypatch.setenv("MASIS_CHROMA_PORT", str(chroma.port))
     get_settings.cache_clear()
@@ -200,5 +201,14 @@ def test_through_a_chroma_server_each_workspace_is_its_own_collection(
     assert two.store.count("wordllama", ws.id) == report.chunks > 0
     hits = two.store.query("wordllama", ws.id, two.embedder("wordllama").embed_query("pump"), 3)
     assert hits and all(h.chunk_id.startswith("plant/") for h in hits)
+    server = {"MASIS_CHROMA_HOST": "127.0.0.1", "MASIS_CHROMA_PORT": str(chroma.port)}
+    question = "How often must the hydraulic pump be inspected?"
+    asked = run_module(
+        ["masis_core", "ask", "-w", ws.id, question, "--json"], settings.data_dir, server
+    )
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert "500 operating hours" in answer["answer"]
+    assert {c["chunk_id"].split("/")[0] for c in answer["citations"]} == {"plant"}
     one.delete_workspace(ws.id)
     assert collection_name(ws.id) not in {c.name for c in two.store.client.list_collections()}
