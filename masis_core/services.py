@@ -52,6 +52,8 @@ class Workbench:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.registry = Registry(self.settings.db_path)
         self.store = VectorStore(self.settings)
+        # Data dirs from before a collection per workspace move over once, on first start.
+        self.store.migrate_shared(self.registry.list_workspaces())
         self.bm25 = Bm25Store(self.settings.db_path, self.settings.data_dir / "bm25")
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()

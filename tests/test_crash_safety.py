@@ -46,7 +46,7 @@ def snapshot(data_dir: Path) -> dict[str, Any]:
     """Everything an analyst could see or that could leak: registry, chunks, keyword rows,
     stored files."""
     bench = Workbench(Settings(data_dir=data_dir, provider="offline"))
-    col = bench.store.collection("wordllama")
+    col = bench.store.collection("wordllama", "w")
     got = col.get(include=["metadatas"])
     docs = bench.registry.list_documents("w", status=None)
     files = sorted(p.relative_to(data_dir).as_posix() for p in (data_dir / "files").rglob("*"))

@@ -26,7 +26,7 @@ def leftovers(bench: Workbench, ws_id: str, doc_id: str | None) -> list[str]:
     found = []
     if doc_id is None:
         return found
-    got = bench.store.collection("wordllama").get(where={"doc_id": doc_id}, include=[])
+    got = bench.store.collection("wordllama", ws_id).get(where={"doc_id": doc_id}, include=[])
     if got["ids"]:
         found.append(f"{len(got['ids'])} chunks")
     if doc_id in set(bench.bm25.rows(ws_id).values()):

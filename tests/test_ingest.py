@@ -23,9 +23,7 @@ def manual() -> bytes:
 
 def all_chunks(bench: Workbench, ws_id: str) -> dict:
     ws = bench.registry.require_workspace(ws_id)
-    return bench.store.collection(ws.embed_model).get(
-        where={"workspace_id": ws.id}, include=["metadatas"]
-    )
+    return bench.store.collection(ws.embed_model, ws.id).get(include=["metadatas"])
 
 
 def test_multi_page_pdf_is_ingested_with_pages_on_every_chunk(
