@@ -99,8 +99,8 @@ def _no_text_why(parsed: ParsedDocument, page_timeout_s: float, max_pages: int) 
 
 
 def ocr_note(parsed: ParsedDocument) -> str:
-    """'read 3 pages by OCR (tesseract: pages 1, 2, 3); turned upright: page 2 (180°)'."""
-    note = f"read {len(parsed.ocr_pages)} by OCR ({parsed.ocr_engine}: {_shown(parsed.ocr_pages)})"
+    """'OCR (tesseract) read pages 1, 2, 3; turned upright: page 2 (180°)'."""
+    note = f"OCR ({parsed.ocr_engine}) read {_shown(parsed.ocr_pages)}"
     if parsed.rotated_pages:
         turned = ", ".join(f"{p} ({d}°)" for p, d in sorted(parsed.rotated_pages.items()))
         note += f"; turned upright: page {turned}"
