@@ -234,7 +234,9 @@ class PendingParse:
                 f"corrupt: the PDF parser crashed on this file (exit code {payload})"
             )
         log.error("parser crashed on %s: %s", self.filename, payload)
-        raise DocumentError(f"corrupt: parser failed ({payload})")
+        # One line: some libraries put a whole traceback in their exception's message.
+        first = str(payload).strip().splitlines()[0] if str(payload).strip() else "no message"
+        raise DocumentError(f"corrupt: parser failed ({first})")
 
     def cancel(self) -> None:
         """Stop the child: the batch was abandoned before its result was wanted."""

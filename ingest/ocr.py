@@ -7,9 +7,10 @@ machine it reads a dense manual page in about 3 s of CPU where rapidocr needs ab
 fewer character errors (bench/ocr_quality.py), so ``auto`` prefers it.
 
 Orientation: a page is read upright first; when the reading is unsure (low mean confidence),
-it is read again turned 180, 90 and 270 degrees and the most confident reading wins. A
-sideways or upside-down page reads as low-confidence debris, so upright pages (nearly all)
-cost one reading.
+it is read again turned 180, 90 and 270 degrees and the most confident reading wins. An
+upside-down page reads as low-confidence debris, and a sideways one as tall boxes (whose
+confidence is scaled down: rapidocr reads them, but in the wrong order), so upright pages
+(nearly all) cost one reading. Tesseract reads a sideways page by itself, in order.
 
 Everything here runs in the parse child (ingest.isolate): a page's time limit is a SIGALRM
 timer, checked between the engine's model calls (a recognition batch takes at most a few
@@ -93,19 +94,31 @@ class RapidOcrEngine:
         return _join_boxes(result or [])
 
 
+# A detected box this much taller than wide is a line of a sideways page. rapidocr turns
+# such a crop and reads it, often confidently, but the page's lines then come out in the
+# wrong order: its confidence is scaled down so that the page is turned and read again.
+TALL_BOX = 1.5
+SIDEWAYS_PENALTY = 0.5
+
+
 def _join_boxes(result: list[Any]) -> list[Line]:
     """rapidocr's boxes (top to bottom, then left to right) joined into lines: a box whose
     vertical centre lies within the previous box's height continues that line."""
     lines: list[tuple[list[str], list[float], float, float]] = []
-    for box, text, score in result:
-        ys = [float(p[1]) for p in box]
-        top, bottom = min(ys), max(ys)
+    for box, text, raw_score in result:
+        corners = np.asarray(box, dtype=float)
+        width = float(np.linalg.norm(corners[1] - corners[0]))
+        height = float(np.linalg.norm(corners[2] - corners[1]))
+        tall = len(text) > 1 and height > TALL_BOX * width
+        score = float(raw_score) * (SIDEWAYS_PENALTY if tall else 1.0)
+        ys = corners[:, 1]
+        top, bottom = float(ys.min()), float(ys.max())
         centre = (top + bottom) / 2
         if lines and lines[-1][2] <= centre <= lines[-1][3]:
             lines[-1][0].append(text)
-            lines[-1][1].append(float(score))
+            lines[-1][1].append(score)
         else:
-            lines.append(([text], [float(score)], top, bottom))
+            lines.append(([text], [score], top, bottom))
     return [Line(" ".join(words), float(np.mean(scores))) for words, scores, _, _ in lines]
 
 
@@ -235,6 +248,16 @@ def read_page(engine: Engine, image: np.ndarray) -> Reading:
 
 def _alarm(_signum: int, _frame: FrameType | None) -> None:
     raise PageTimeout
+
+
+def timed_out(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or wraps, a ``PageTimeout`` (rapidocr re-raises whatever
+    interrupts a model call as its own ``ONNXRuntimeError``)."""
+    while exc is not None:
+        if isinstance(exc, PageTimeout):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 @contextmanager

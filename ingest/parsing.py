@@ -19,12 +19,12 @@ from ingest.ocr import (
     MAX_OCR_PIXELS,
     OCR_DPI,
     OcrOptions,
-    PageTimeout,
     ProgressFn,
     make_engine,
     read_page,
     resolve,
     time_limit,
+    timed_out,
     unavailable_reason,
 )
 from masis_core.errors import DocumentError
@@ -251,15 +251,14 @@ def _ocr(
                 small = min(image.shape[:2]) < MIN_OCR_SIDE_PX
                 reading = None if small else read_page(engine, image)
                 del image
-        except PageTimeout:
-            parsed.ocr_timeouts.append(number)
-            parsed.empty_pages.append(number)
-            continue
         except pdfium.PdfiumError:
             parsed.failed_pages.append(number)
             continue
-        except (RuntimeError, ValueError, OSError) as exc:  # the engine choked on this image
-            log.warning("OCR of page %d failed: %s", number, exc)
+        except Exception as exc:  # the engine choked on this image, or ran out of time
+            if timed_out(exc):
+                parsed.ocr_timeouts.append(number)
+            else:
+                log.warning("OCR of page %d failed: %s", number, str(exc).splitlines()[:1])
             parsed.empty_pages.append(number)
             continue
         text = clean_text(reading.text) if reading is not None else ""

@@ -84,8 +84,10 @@ def test_blank_separator_pages_are_not_reported_as_needing_ocr(
         assert (report["blank_pages"], report["empty_pages"]) == ([2], [])
         assert "skipped blank page 2" in report["notes"]
     else:
+        # Not blank, so OCR looked at it, found nothing, and says so.
         assert (report["blank_pages"], report["empty_pages"]) == ([], [2])
-        assert "1 of 3 pages have no text layer (page 2)" in report["notes"][0]
+        assert report["notes"][0].startswith("1 of 3 pages have no text layer (page 2); OCR (")
+        assert report["notes"][0].endswith(") found no text on page 2")
 
 
 @pytest.mark.parametrize(
@@ -104,7 +106,11 @@ def test_blank_separator_pages_are_not_reported_as_needing_ocr(
             blank_pages_pdf(3000),
             "no text: none of its 3000 pages has extractable text (blank: pages 1, 2, 3,",
         ),
-        ("drawn.pdf", separated_pdf("drawing", text_pages=0), "no text layer: its only page"),
+        (
+            "drawn.pdf",
+            separated_pdf("drawing", text_pages=0),
+            "no text layer: its only page has no extractable text; OCR (",
+        ),
     ],
 )
 def test_bad_files_fail_alone_with_a_reason(bench, name, data, reason) -> None:

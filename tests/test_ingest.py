@@ -151,12 +151,13 @@ def test_workspaces_never_see_each_others_chunks(bench: Workbench, manual: bytes
     [
         ("encrypted.pdf", "encrypted:", "password"),
         ("corrupt.pdf", "corrupt:", "not a readable PDF"),
-        ("image_only.pdf", "no text layer:", "OCR, which is not supported yet"),
+        ("image_only.pdf", "no text layer:", "OCR is off (MASIS_OCR_ENGINE=off)"),
     ],
 )
 def test_hard_pdfs_fail_alone_with_a_specific_reason(
     bench: Workbench, manual: bytes, fixture: str, prefix: str, phrase: str
 ) -> None:
+    bench.settings.ocr_engine = "off"  # tests/test_ocr.py reads scans
     ws = bench.create_workspace("demo", "wordllama")
     ingestor = Ingestor(bench)
     bad = ingestor.ingest_bytes(ws, (FIXTURES / fixture).read_bytes(), fixture)

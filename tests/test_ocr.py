@@ -78,9 +78,7 @@ def test_a_scanned_page_is_read_and_its_answer_cites_ocr(bench: Workbench) -> No
     assert report.status == "ingested", report.error
     assert (report.ocr_pages, report.ocr_engine, report.empty_pages) == ([1], "rapidocr", [])
     assert "OCR (rapidocr) read page 1" in report.notes
-    (chunk,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})[
-        "metadatas"
-    ]
+    (chunk,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["metadatas"]
     assert (chunk["ocr"], chunk["ocr_engine"]) == (True, "rapidocr")
 
     rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
@@ -119,9 +117,7 @@ def test_a_page_scanned_upside_down_or_sideways_is_read_upright(
     page = scanned_page(PUMP).rotate(-turn, expand=True)  # turned clockwise, as fed in
     report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "turned.pdf")
     assert (report.status, report.ocr_pages) == ("ingested", [1]), report.error
-    (text,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})[
-        "documents"
-    ]
+    (text,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["documents"]
     expected = words(PUMP)
     assert len(words(text) & expected) >= 0.8 * len(expected), text
     assert text.lower().startswith("hydraulic pump"), text  # read in order, not backwards
