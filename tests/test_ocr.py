@@ -195,3 +195,21 @@ def test_ocr_reports_progress_per_page_and_stops_with_the_batch(bench: Workbench
     assert report.status == "failed"
     assert report.error.startswith("cancelled: the batch was stopped")
     assert bench.documents("plant") == []
+
+
+def test_the_library_page_counts_ocred_pages(bench: Workbench, monkeypatch) -> None:
+    from masis_core.config import get_settings
+    from tests.apptest import fresh_app, settle
+
+    monkeypatch.setenv("MASIS_OCR_ENGINE", "rapidocr")
+    get_settings.cache_clear()
+    bench.create_workspace("demo", "wordllama")
+    at = fresh_app().run()
+    at.file_uploader[0].set_value(
+        [("scan.pdf", image_pdf([scanned_page(PUMP), None]), "application/pdf")]
+    )
+    at.button(key="FormSubmitter:upload-Ingest").click().run()
+    settle(at)
+    row = at.dataframe[0].value.set_index("file").loc["scan.pdf"]
+    assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 0)
+    assert "OCR (rapidocr) read page 1" in row["notes"]
