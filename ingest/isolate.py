@@ -156,10 +156,12 @@ class ChildCall:
                     self._proc.kill()
                     return "cancelled", None
                 left = self._deadline - time.monotonic()
-                if left <= 0:
-                    self._proc.kill()
-                    return "timeout", None
-                if not self._receive.poll(min(left, CANCEL_POLL_S)):
+                # Messages already sent count even when read late: a file parsed ahead reports
+                # its OCR pages while the parent is still storing the previous file.
+                if not self._receive.poll(max(0.0, min(left, CANCEL_POLL_S))):
+                    if left <= 0:
+                        self._proc.kill()
+                        return "timeout", None
                     continue
                 try:
                     message = self._receive.recv()

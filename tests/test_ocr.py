@@ -213,3 +213,26 @@ def test_the_library_page_counts_ocred_pages(bench: Workbench, monkeypatch) -> N
     row = at.dataframe[0].value.set_index("file").loc["scan.pdf"]
     assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 0)
     assert "OCR (rapidocr) read page 1" in row["notes"]
+
+
+def _report_then_work(report) -> str:
+    import time
+
+    report(0, 1)
+    time.sleep(1.0)  # a page being read: longer than the file's own limit below
+    report(1, 1)
+    return "read"
+
+
+def test_progress_sent_while_the_parent_was_busy_still_moves_the_deadline() -> None:
+    """A file parsed ahead reports its OCR pages while the parent stores the previous file;
+    reports read late still count, so that file is not failed as timed out."""
+    import time
+
+    from ingest.isolate import ChildCall
+
+    call = ChildCall(_report_then_work, (), timeout_s=0.5, progress_grace_s=30)
+    time.sleep(0.8)  # the parent busy elsewhere, past the file's 0.5 s
+    seen: list[tuple[int, int]] = []
+    assert call.outcome(lambda d, t: seen.append((d, t))) == ("ok", "read")
+    assert seen == [(0, 1), (1, 1)]
