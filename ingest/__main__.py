@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from ingest.pipeline import FileReport, Ingestor, Source, expand_paths
+from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
 from masis_core.services import Workbench
@@ -65,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         bar = tqdm(total=len(files), unit="file", file=sys.stderr, dynamic_ncols=True)
     reports: list[FileReport] = []
 
-    def on_start(_i: int, source: Source) -> None:
-        if bar is not None:
-            bar.set_description(source.name[:40])
+    def on_start(_i: int, source: Source) -> Progress | None:
+        if bar is None:
+            return None
+        bar.set_description(source.name[:40])
+        bar.set_postfix_str("")
+        return lambda stage, done, total: bar.set_postfix_str(f"{stage} {done}/{total}")
 
     for report in ingestor.ingest_each(ws, [Source.of_path(p) for p in files], on_start):
         reports.append(report)

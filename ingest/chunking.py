@@ -27,6 +27,7 @@ class Chunk:
     page_end: int
     word_count: int
     quality: float
+    ocr: bool = False  # some of its words were read by OCR
 
 
 def _tokens(pages: list[Page]) -> list[tuple[str, int]]:
@@ -78,6 +79,7 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
     if overlap >= size:
         raise ValueError("overlap must be smaller than the chunk size")
     words = _tokens(pages)
+    ocr_pages = {p.number for p in pages if p.ocr}
     lengths = _Lengths(words)
     chunks: list[Chunk] = []
     start = 0
@@ -95,6 +97,7 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
                 page_end=window[-1][1],
                 word_count=len(window),
                 quality=round(length_score(len(window)), 4),
+                ocr=bool(ocr_pages) and any(n in ocr_pages for _, n in window),
             )
         )
         if end >= len(words):

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.highlight import HighlightedPage, highlight_page
+from ingest.ocr import OcrOptions, preload
 from ingest.parsing import ParsedDocument, parse_bytes, render_page_png
 from masis_core.errors import DocumentError
 
@@ -84,12 +85,18 @@ def die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
 
 
-def _child_main(target: Callable[..., Any], args: tuple, out: Connection, parent_pid: int) -> None:
+def _child_main(
+    target: Callable[..., Any], args: tuple, out: Connection, parent_pid: int, progress: bool
+) -> None:
     for inherited in list(_RECEIVERS):
         inherited.close()
     die_with_parent(parent_pid)
+
+    def report(done: int, total: int) -> None:
+        out.send(("progress", done, total))
+
     try:
-        out.send(("ok", target(*args)))
+        out.send(("ok", target(*args, report) if progress else target(*args)))
     except DocumentError as exc:
         out.send(("document", str(exc)))
     except Exception as exc:  # a bug in the target: reported, not raised across processes
@@ -98,17 +105,36 @@ def _child_main(target: Callable[..., Any], args: tuple, out: Connection, parent
         out.close()
 
 
+ProgressFn = Callable[[int, int], None]
+# How often a wait looks at its ``cancelled`` question.
+CANCEL_POLL_S = 0.25
+
+
 class ChildCall:
     """``target(*args)`` running in a forked child; ``outcome`` waits for it until a deadline
-    counted from the start."""
+    counted from the start.
 
-    def __init__(self, target: Callable[..., Any], args: tuple, timeout_s: float) -> None:
+    With ``progress_grace_s``, the target gets a last argument ``report(done, total)``; each
+    report reaches ``outcome``'s ``on_progress`` and moves the deadline to that many seconds
+    from then (OCR of a long scan takes as long as it has pages; a stuck page does not).
+    """
+
+    def __init__(
+        self,
+        target: Callable[..., Any],
+        args: tuple,
+        timeout_s: float,
+        progress_grace_s: float | None = None,
+    ) -> None:
         self.timeout_s = timeout_s
+        self._grace = progress_grace_s
         self._deadline = time.monotonic() + timeout_s
         self._receive, send = _CONTEXT.Pipe(duplex=False)
         _RECEIVERS.add(self._receive)
         self._proc = _CONTEXT.Process(
-            target=_child_main, args=(target, args, send, os.getpid()), daemon=True
+            target=_child_main,
+            args=(target, args, send, os.getpid(), progress_grace_s is not None),
+            daemon=True,
         )
         try:
             self._proc.start()
@@ -118,18 +144,38 @@ class ChildCall:
         finally:
             send.close()
 
-    def outcome(self) -> tuple[str, Any]:
+    def outcome(
+        self,
+        on_progress: ProgressFn | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> tuple[str, Any]:
         """``(kind, payload)``: ``ok`` with the value, ``document`` or ``crash`` with a message,
-        ``timeout``, or ``died`` with the exit code. The child is gone afterwards."""
+        ``timeout``, ``cancelled``, or ``died`` with the exit code. The child is gone
+        afterwards."""
         try:
-            if not self._receive.poll(max(0.0, self._deadline - time.monotonic())):
-                self._proc.kill()
-                return "timeout", None
-            try:
-                return self._receive.recv()
-            except EOFError:
-                self._proc.join(5)
-                return "died", self._proc.exitcode
+            while True:
+                if cancelled():
+                    self._proc.kill()
+                    return "cancelled", None
+                left = self._deadline - time.monotonic()
+                # Messages already sent count even when read late: a file parsed ahead reports
+                # its OCR pages while the parent is still storing the previous file.
+                if not self._receive.poll(max(0.0, min(left, CANCEL_POLL_S))):
+                    if left <= 0:
+                        self._proc.kill()
+                        return "timeout", None
+                    continue
+                try:
+                    message = self._receive.recv()
+                except EOFError:
+                    self._proc.join(5)
+                    return "died", self._proc.exitcode
+                if message[0] != "progress":
+                    return message
+                if self._grace is not None:
+                    self._deadline = time.monotonic() + self._grace
+                if on_progress is not None:
+                    on_progress(message[1], message[2])
         finally:
             self._close()
 
@@ -157,28 +203,44 @@ class PendingParse:
     The time limit counts from the start of the child.
     """
 
-    def __init__(self, data: bytes, filename: str, timeout_s: float) -> None:
+    def __init__(
+        self, data: bytes, filename: str, timeout_s: float, ocr: OcrOptions | None = None
+    ) -> None:
         self.filename = filename
         self.timeout_s = timeout_s
-        self._child = ChildCall(parse_bytes, (data, filename), timeout_s)
+        self.ocr = ocr
+        # Once OCR reports progress, a page has its own limit plus the file's: the child stops
+        # a slow page itself; the parent's deadline is the backstop for a page stuck in C code.
+        grace = None if ocr is None else timeout_s + ocr.page_timeout_s
+        if ocr is not None:
+            preload(ocr.engine)
+        self._child = ChildCall(parse_bytes, (data, filename, ocr), timeout_s, grace)
 
-    def result(self) -> ParsedDocument:
-        kind, payload = self._child.outcome()
+    def result(
+        self, on_progress: ProgressFn | None = None, cancelled: Callable[[], bool] = lambda: False
+    ) -> ParsedDocument:
+        """The parsed file; ``on_progress(pages OCRed, pages to OCR)`` while OCR runs."""
+        kind, payload = self._child.outcome(on_progress, cancelled)
         if kind == "ok":
             return payload
         if kind == "document":
             raise DocumentError(payload)
+        if kind == "cancelled":
+            raise DocumentError("cancelled: the batch was stopped while this file was read")
         if kind == "timeout":
+            more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if self.ocr else ""
             raise DocumentError(
                 f"timeout: reading the file took longer than {self.timeout_s:g} s "
-                "(MASIS_PARSE_TIMEOUT_S); it may be malformed"
+                f"(MASIS_PARSE_TIMEOUT_S{more}); it may be malformed"
             )
         if kind == "died":
             raise DocumentError(
                 f"corrupt: the PDF parser crashed on this file (exit code {payload})"
             )
         log.error("parser crashed on %s: %s", self.filename, payload)
-        raise DocumentError(f"corrupt: parser failed ({payload})")
+        # One line: some libraries put a whole traceback in their exception's message.
+        first = str(payload).strip().splitlines()[0] if str(payload).strip() else "no message"
+        raise DocumentError(f"corrupt: parser failed ({first})")
 
     def cancel(self) -> None:
         """Stop the child: the batch was abandoned before its result was wanted."""

@@ -10,10 +10,23 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
+from ingest.ocr import (
+    MAX_OCR_PIXELS,
+    OCR_DPI,
+    OcrOptions,
+    ProgressFn,
+    make_engine,
+    read_page,
+    resolve,
+    time_limit,
+    timed_out,
+    unavailable_reason,
+)
 from masis_core.errors import DocumentError
 
 log = logging.getLogger(__name__)
@@ -49,15 +62,22 @@ _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 class Page:
     number: int  # 1-based, as printed in citations
     text: str
+    ocr: bool = False  # read by OCR from the page's image
 
 
 @dataclass
 class ParsedDocument:
     pages: list[Page]
     page_count: int
-    empty_pages: list[int] = field(default_factory=list)  # no text layer: drawn or scanned
+    empty_pages: list[int] = field(default_factory=list)  # no usable text, even after OCR
     failed_pages: list[int] = field(default_factory=list)
     blank_pages: list[int] = field(default_factory=list)  # nothing on them at all
+    ocr_engine: str | None = None  # the engine that read ``ocr_pages``
+    ocr_pages: list[int] = field(default_factory=list)
+    rotated_pages: dict[int, int] = field(default_factory=dict)  # page: degrees turned upright
+    ocr_timeouts: list[int] = field(default_factory=list)
+    ocr_skipped: list[int] = field(default_factory=list)  # over MASIS_OCR_MAX_PAGES
+    ocr_unavailable: str | None = None  # why pages needing OCR were not read
 
 
 def clean_text(raw: str) -> str:
@@ -130,7 +150,7 @@ def strip_running_lines(pages: list[Page]) -> list[Page]:
         ]
         text = "\n".join(keep).strip()
         if text:
-            out.append(Page(page.number, text))
+            out.append(Page(page.number, text, page.ocr))
     return out
 
 
@@ -155,6 +175,20 @@ def _is_blank(page: pdfium.PdfPage) -> bool:
         bitmap.close()
 
 
+# A text layer is garbage when more than this share of it is U+FFFD (a font without a
+# Unicode map), or when it has no letter at all (a page number over a scanned image).
+GARBAGE_SHARE = 0.3
+# A page image smaller than this on either side holds nothing legible.
+MIN_OCR_SIDE_PX = 16
+
+
+def usable_text(text: str) -> bool:
+    """A text layer worth keeping rather than OCRing: some letters, not mostly U+FFFD."""
+    if len(text) < MIN_PAGE_CHARS or not any(ch.isalpha() for ch in text):
+        return False
+    return text.count("\ufffd") <= GARBAGE_SHARE * len(text)
+
+
 def _page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
     """The page's cleaned text, and whether a text-less page is blank."""
     page = pdf[index]
@@ -169,7 +203,84 @@ def _page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
         page.close()
 
 
-def parse_pdf(data: bytes) -> ParsedDocument:
+def _render_for_ocr(pdf: pdfium.PdfDocument, index: int) -> np.ndarray:
+    """The page as a grayscale image at ``OCR_DPI`` (smaller past ``MAX_OCR_PIXELS``)."""
+    page = pdf[index]
+    try:
+        width_pt, height_pt = (max(1.0, side) for side in page.get_size())
+        scale = min(OCR_DPI / 72, math.sqrt(MAX_OCR_PIXELS / (width_pt * height_pt)))
+        bitmap = page.render(scale=scale, grayscale=True)
+        try:
+            return np.array(bitmap.to_numpy(), copy=True)
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+
+
+def _ocr(
+    pdf: pdfium.PdfDocument,
+    numbers: list[int],
+    parsed: ParsedDocument,
+    options: OcrOptions,
+    progress: ProgressFn,
+) -> None:
+    """Read ``numbers`` (pages without a usable text layer) one at a time: render, OCR, drop
+    the image, so memory stays that of one page whatever the length of the scan."""
+    resolved = resolve(options.engine)
+    if resolved is None:
+        parsed.ocr_unavailable = unavailable_reason(options.engine)
+        parsed.empty_pages.extend(numbers)
+        return
+    todo = numbers[: options.max_pages] if options.max_pages > 0 else numbers
+    parsed.ocr_skipped = numbers[len(todo) :]
+    parsed.empty_pages.extend(parsed.ocr_skipped)
+    try:
+        engine = make_engine(resolved)
+    except Exception as exc:  # a broken install: the pages stay reported, the file goes on
+        log.warning("OCR engine %s could not start: %s", resolved, exc)
+        parsed.ocr_unavailable = f"the OCR engine {resolved} could not start ({exc})"
+        parsed.empty_pages.extend(todo)
+        return
+    parsed.ocr_engine = resolved
+    for done, number in enumerate(todo):
+        progress(done, len(todo))
+        try:
+            with time_limit(options.page_timeout_s):
+                image = _render_for_ocr(pdf, number - 1)
+                small = min(image.shape[:2]) < MIN_OCR_SIDE_PX
+                reading = None if small else read_page(engine, image)
+                del image
+        except pdfium.PdfiumError:
+            parsed.failed_pages.append(number)
+            continue
+        except Exception as exc:  # the engine choked on this image, or ran out of time
+            if timed_out(exc):
+                parsed.ocr_timeouts.append(number)
+            else:
+                log.warning("OCR of page %d failed: %s", number, str(exc).splitlines()[:1])
+            parsed.empty_pages.append(number)
+            continue
+        text = clean_text(reading.text) if reading is not None else ""
+        if reading is None or not usable_text(text):
+            parsed.empty_pages.append(number)
+            continue
+        parsed.pages.append(Page(number, text, ocr=True))
+        parsed.ocr_pages.append(number)
+        if reading.rotation:
+            parsed.rotated_pages[number] = reading.rotation
+    progress(len(todo), len(todo))
+
+
+def _no_progress(_done: int, _total: int) -> None:
+    return None
+
+
+def parse_pdf(
+    data: bytes, ocr: OcrOptions | None = None, progress: ProgressFn = _no_progress
+) -> ParsedDocument:
+    """Text layer first, page by page; then, with ``ocr``, OCR of the pages where it is
+    missing or garbage (without ``ocr`` they are only reported in ``empty_pages``)."""
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -179,6 +290,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         if count == 0:
             raise DocumentError("corrupt: the PDF has no pages")
         parsed = ParsedDocument([], count)
+        needs_ocr: list[int] = []
         for index in range(count):
             number = index + 1
             try:
@@ -188,12 +300,18 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 continue
             if blank:
                 parsed.blank_pages.append(number)
-            elif len(text) < MIN_PAGE_CHARS:
-                parsed.empty_pages.append(number)
-            else:
+            elif usable_text(text):
                 parsed.pages.append(Page(number, text))
+            else:
+                needs_ocr.append(number)
         if len(parsed.failed_pages) == count:
             raise DocumentError(f"corrupt: none of the {count} pages could be read")
+        if needs_ocr and ocr is not None:
+            _ocr(pdf, needs_ocr, parsed, ocr, progress)
+            parsed.pages.sort(key=lambda p: p.number)
+            parsed.empty_pages.sort()
+        else:
+            parsed.empty_pages.extend(needs_ocr)
         parsed.pages = strip_running_lines(parsed.pages)
         return parsed
     finally:
@@ -220,13 +338,18 @@ def parse_text(data: bytes) -> ParsedDocument:
     return parsed
 
 
-def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
+def parse_bytes(
+    data: bytes,
+    filename: str,
+    ocr: OcrOptions | None = None,
+    progress: ProgressFn = _no_progress,
+) -> ParsedDocument:
     """Dispatch on content first (a PDF is a PDF whatever its name), then on the suffix."""
     if not data:
         raise DocumentError("empty: the file has no content")
     lower = filename.lower()
     if b"%PDF-" in data[:1024] or lower.endswith(PDF_SUFFIXES):
-        return parse_pdf(data)
+        return parse_pdf(data, ocr, progress)
     if lower.endswith(TEXT_SUFFIXES):
         return parse_text(data)
     raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")

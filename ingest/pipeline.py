@@ -21,7 +21,8 @@ import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages
 from ingest.isolate import PendingParse
-from ingest.parsing import SUPPORTED_SUFFIXES
+from ingest.ocr import OcrOptions
+from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
 from masis_core.owners import current_owner, owner_alive
 from masis_core.registry import INGESTING, Workspace
@@ -49,6 +50,8 @@ class FileReport:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     blank_pages: list[int] = field(default_factory=list)  # nothing on them: no OCR would help
+    ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
+    ocr_engine: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -69,11 +72,39 @@ def _shown(pages: list[int]) -> str:
     return f"page {listed}" if len(pages) == 1 else f"pages {listed}"
 
 
-def scanned_note(empty_pages: list[int], page_count: int) -> str:
+def scanned_note(empty_pages: list[int], page_count: int, why: str) -> str:
     return (
-        f"{len(empty_pages)} of {page_count} pages have no text layer ({_shown(empty_pages)}); "
-        "scanned pages need OCR, which is not supported yet"
+        f"{len(empty_pages)} of {page_count} pages have no text layer "
+        f"({_shown(empty_pages)}); {why}"
     )
+
+
+def _no_text_why(parsed: ParsedDocument, page_timeout_s: float, max_pages: int) -> str:
+    """Why pages without a text layer stayed without text: no engine, or what OCR made of
+    them (nothing legible, out of time, over the page bound)."""
+    if parsed.ocr_unavailable:
+        return parsed.ocr_unavailable
+    why = []
+    if parsed.ocr_timeouts:
+        why.append(
+            f"OCR gave up on {_shown(parsed.ocr_timeouts)} after {page_timeout_s:g} s "
+            "(MASIS_OCR_PAGE_TIMEOUT_S)"
+        )
+    if parsed.ocr_skipped:
+        why.append(f"{_shown(parsed.ocr_skipped)} not OCRed: over MASIS_OCR_MAX_PAGES={max_pages}")
+    found_nothing = set(parsed.empty_pages) - set(parsed.ocr_timeouts) - set(parsed.ocr_skipped)
+    if found_nothing:
+        why.append(f"OCR ({parsed.ocr_engine}) found no text on {_shown(sorted(found_nothing))}")
+    return "; ".join(why)
+
+
+def ocr_note(parsed: ParsedDocument) -> str:
+    """'OCR (tesseract) read pages 1, 2, 3; turned upright: page 2 (180°)'."""
+    note = f"OCR ({parsed.ocr_engine}) read {_shown(parsed.ocr_pages)}"
+    if parsed.rotated_pages:
+        turned = ", ".join(f"{p} ({d}°)" for p, d in sorted(parsed.rotated_pages.items()))
+        note += f"; turned upright: page {turned}"
+    return note
 
 
 def blank_note(blank_pages: list[int]) -> str:
@@ -207,6 +238,10 @@ class Ingestor:
     ) -> FileReport:
         return self._complete(ws, self._prepare(ws, source), progress)
 
+    def ocr_options(self) -> OcrOptions:
+        s = self.settings
+        return OcrOptions(s.ocr_engine, s.ocr_page_timeout_s, s.ocr_max_pages)
+
     def ingest_each(
         self,
         ws: Workspace,
@@ -220,7 +255,8 @@ class Ingestor:
         child process: on two cores that hides most of the extraction time. Abandoning the
         iterator stops the child of the file that was parsed ahead. ``cancelled`` is asked
         before each file: once it says yes, no further file starts (the one being stored
-        finishes, so nothing is left half-written).
+        finishes, so nothing is left half-written; a file still being read, or OCRed page by
+        page, stops at once and is reported ``cancelled``).
         """
         ahead: _Prepared | None = None
         if sources and not cancelled():
@@ -238,7 +274,7 @@ class Ingestor:
                         ahead = self._prepare(ws, sources[i + 1])
 
                 progress = on_start(i, sources[i]) or _noop
-                yield self._complete(ws, current, progress, parse_next)
+                yield self._complete(ws, current, progress, parse_next, cancelled)
                 if ahead is None:  # this file ended before its parse (duplicate, too large)
                     parse_next()
         finally:
@@ -267,7 +303,9 @@ class Ingestor:
         prepared = _Prepared(display, data=data, doc_id=doc_id_for(data))
         prepared.early = self._duplicate(ws, prepared)
         if prepared.early is None:
-            prepared.parse = PendingParse(data, display, self.settings.parse_timeout_s)
+            prepared.parse = PendingParse(
+                data, display, self.settings.parse_timeout_s, self.ocr_options()
+            )
         return prepared
 
     def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:
@@ -290,6 +328,7 @@ class Ingestor:
         prepared: _Prepared,
         progress: Progress,
         parsed_hook: Callable[[], None] = lambda: None,
+        cancelled: Callable[[], bool] = lambda: False,
     ) -> FileReport:
         display, doc_id = prepared.display, prepared.doc_id
         if prepared.early is None:
@@ -307,7 +346,9 @@ class Ingestor:
         try:
             progress("parsing", 0, 1)
             try:
-                parsed = prepared.parse.result()
+                parsed = prepared.parse.result(
+                    lambda done, total: progress("OCR pages", done, total), cancelled
+                )
             finally:
                 parsed_hook()
             chunks = chunk_pages(
@@ -325,16 +366,16 @@ class Ingestor:
             pages=parsed.page_count,
             empty_pages=parsed.empty_pages,
             blank_pages=parsed.blank_pages,
+            ocr_pages=parsed.ocr_pages,
+            ocr_engine=parsed.ocr_engine,
         )
+        why = _no_text_why(parsed, self.settings.ocr_page_timeout_s, self.settings.ocr_max_pages)
         if parsed.failed_pages:
             report.notes.append(f"{len(parsed.failed_pages)} pages could not be read")
         if not chunks:
             report.status = "failed"
             if parsed.empty_pages:
-                report.error = (
-                    f"no text layer: {_none_of(parsed.page_count)}; "
-                    "scanned pages need OCR, which is not supported yet"
-                )
+                report.error = f"no text layer: {_none_of(parsed.page_count)}; {why}"
             elif parsed.blank_pages:
                 report.error = (
                     f"no text: {_none_of(parsed.page_count)} (blank: {_shown(parsed.blank_pages)})"
@@ -342,8 +383,10 @@ class Ingestor:
             else:
                 report.error = "no text: the file contains no words"
             return report
+        if parsed.ocr_pages:
+            report.notes.append(ocr_note(parsed))
         if parsed.empty_pages:
-            report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count))
+            report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count, why))
         if parsed.blank_pages:
             report.notes.append(blank_note(parsed.blank_pages))
         if not self.bench.registry.claim_document(
@@ -353,7 +396,7 @@ class Ingestor:
             report.error = "busy: this file is being ingested by another process right now"
             return report
         try:
-            self._store(ws, doc_id, prepared.data, display, chunks, progress)
+            self._store(ws, doc_id, prepared.data, display, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
                 ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages
             )
@@ -380,6 +423,7 @@ class Ingestor:
         display: str,
         chunks: list[Chunk],
         progress: Progress,
+        ocr_engine: str | None = None,
     ) -> None:
         crash_point("claimed")
         self.bench.keep_file(doc_id, data)
@@ -410,6 +454,9 @@ class Ingestor:
                     "chunk_index": c.index,
                     "word_count": c.word_count,
                     "quality": c.quality,
+                    # Chroma keeps no None: a chunk with no OCR page has an empty engine.
+                    "ocr": c.ocr,
+                    "ocr_engine": (ocr_engine or "") if c.ocr else "",
                 }
                 for c in chunks
             ],

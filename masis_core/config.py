@@ -61,6 +61,17 @@ class Settings(BaseSettings):
     parse_timeout_s: float = Field(
         120.0, gt=0, description="Seconds one file may take to read before it is failed."
     )
+    ocr_engine: Literal["auto", "rapidocr", "tesseract", "off"] = Field(
+        "auto",
+        description="OCR for pages without a usable text layer: `auto` uses Debian's "
+        "tesseract when installed (faster, measured), else rapidocr (from requirements.txt).",
+    )
+    ocr_page_timeout_s: float = Field(
+        120.0, gt=0, description="Seconds one page's OCR may take before the page is skipped."
+    )
+    ocr_max_pages: int = Field(
+        0, ge=0, description="Pages OCRed per file at most (0: all); the rest are reported."
+    )
     preview_timeout_s: float = Field(
         10.0, gt=0, description="Seconds a page preview may take to render before it is dropped."
     )

@@ -171,7 +171,16 @@ def verdict_reliability(runs: Iterable[RunRecord]) -> tuple[pd.DataFrame, float]
     return bins[bins["count"] > 0].reset_index(drop=True), float(result["ece"])
 
 
-BATCH_COLUMNS = ["file", "status", "pages", "chunks", "pages without text", "error", "notes"]
+BATCH_COLUMNS = [
+    "file",
+    "status",
+    "pages",
+    "chunks",
+    "pages OCRed",
+    "pages without text",
+    "error",
+    "notes",
+]
 
 
 def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
@@ -186,6 +195,7 @@ def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
                 "status": r.status if r else f.stage,
                 "pages": r.pages if r else 0,
                 "chunks": r.chunks if r else 0,
+                "pages OCRed": len(r.ocr_pages) if r else 0,
                 "pages without text": len(r.empty_pages) if r else 0,
                 "error": r.error if r else None,
                 "notes": "; ".join(r.notes) if r else "",

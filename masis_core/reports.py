@@ -15,12 +15,13 @@ from masis_core.runs import RunRecord
 
 
 def citation_source(c: dict[str, Any]) -> str:
-    """Where a citation points, as one line: a web page's title and URL, or file and pages."""
+    """Where a citation points, as one line: a web page's title and URL, or file and pages
+    (marked OCR when the passage was read from a page image: it may hold misread words)."""
     if c.get("url"):
         return f"{c.get('filename') or c.get('title') or c['url']} — {c['url']}"
     page, end = c.get("page"), c.get("page_end")
     pages = f"page {page}" if not end or end == page else f"pages {page}–{end}"
-    return f"{c.get('filename')}, {pages}"
+    return f"{c.get('filename')}, {pages}{' (OCR)' if c.get('ocr') else ''}"
 
 
 def _source_markdown(c: dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ class Evidence(TypedDict, total=False):
     filename: str
     page_start: int
     page_end: int
+    ocr: bool  # the passage was read by OCR from a page image
     text: str
     score: float
     quality: float
@@ -76,6 +77,7 @@ class Citation(TypedDict, total=False):
     filename: str | None
     page: int | None
     page_end: int | None
+    ocr: bool
     url: str | None
     source: Literal["kb", "web"]
     score: float | None

@@ -36,7 +36,10 @@ def start_module(args: list[str], data_dir: Path) -> subprocess.Popen[str]:
 
 
 def run_module(
-    args: list[str], data_dir: Path, extra_env: dict[str, str] | None = None
+    args: list[str],
+    data_dir: Path,
+    extra_env: dict[str, str] | None = None,
+    timeout_s: float = 300,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", *args],
@@ -44,7 +47,7 @@ def run_module(
         env=module_env(data_dir, extra_env),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout_s,
         check=False,
     )
 

@@ -149,12 +149,13 @@ def test_workspaces_never_see_each_others_chunks(bench: Workbench, manual: bytes
     [
         ("encrypted.pdf", "encrypted:", "password"),
         ("corrupt.pdf", "corrupt:", "not a readable PDF"),
-        ("image_only.pdf", "no text layer:", "OCR, which is not supported yet"),
+        ("image_only.pdf", "no text layer:", "OCR is off (MASIS_OCR_ENGINE=off)"),
     ],
 )
 def test_hard_pdfs_fail_alone_with_a_specific_reason(
     bench: Workbench, manual: bytes, fixture: str, prefix: str, phrase: str
 ) -> None:
+    bench.settings.ocr_engine = "off"  # tests/test_ocr.py reads scans
     ws = bench.create_workspace("demo", "wordllama")
     ingestor = Ingestor(bench)
     bad = ingestor.ingest_bytes(ws, (FIXTURES / fixture).read_bytes(), fixture)
@@ -233,9 +234,9 @@ def test_a_batch_parses_the_next_file_while_storing_the_current_one(
     events: list[str] = []
 
     class RecordingParse(pipeline.PendingParse):
-        def __init__(self, data: bytes, filename: str, timeout_s: float) -> None:
+        def __init__(self, data: bytes, filename: str, timeout_s: float, ocr=None) -> None:
             events.append(f"parse {filename}")
-            super().__init__(data, filename, timeout_s)
+            super().__init__(data, filename, timeout_s, ocr)
 
     real_add = bench.store.add_chunks
 
@@ -277,10 +278,10 @@ def test_an_abandoned_batch_leaves_no_parser_running(
 
     real_parse = isolate.parse_bytes
 
-    def parse_or_hang(data: bytes, filename: str):
+    def parse_or_hang(data: bytes, filename: str, *ocr_and_progress):
         if filename == "b.pdf":  # a parser stuck on a hostile file
             threading.Event().wait()
-        return real_parse(data, filename)
+        return real_parse(data, filename, *ocr_and_progress)
 
     monkeypatch.setattr(isolate, "parse_bytes", parse_or_hang)
     ws = bench.create_workspace("demo", "wordllama")

@@ -84,7 +84,10 @@ def follow_batch(job_id: str) -> None:
         f"⏳ {done} of {len(job.files)} files done — you can switch pages; the batch goes on."
     )
     if job.cancel_requested:
-        st.caption("Cancelling: the file in progress finishes, the rest are not started.")
+        st.caption(
+            "Cancelling: a file being read or OCRed stops; one being stored finishes; "
+            "the rest are not started."
+        )
     elif st.button("Cancel the batch", key=f"cancel-{job.id}"):
         job.cancel()
     batch_boxes(job)

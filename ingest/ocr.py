@@ -1,0 +1,288 @@
+"""OCR of page images for pages without a usable text layer, with no download at run time.
+
+Two engines. ``rapidocr`` (rapidocr-onnxruntime: PP-OCRv4 detection and recognition models
+inside its wheel, so ``pip install -r requirements.txt`` is all it needs; Python < 3.13) is
+always there. ``tesseract`` is Debian's ``tesseract-ocr`` binary, used when installed: on this
+machine it reads a dense manual page in about 3 s of CPU where rapidocr needs about 20 s, with
+fewer character errors (bench/ocr_quality.py), so ``auto`` prefers it.
+
+Orientation: a page is read upright first; when the reading is unsure (low mean confidence),
+it is read again turned 180, 90 and 270 degrees and the most confident reading wins. An
+upside-down page reads as low-confidence debris, and a sideways one as tall boxes (whose
+confidence is scaled down: rapidocr reads them, but in the wrong order), so upright pages
+(nearly all) cost one reading. Tesseract reads a sideways page by itself, in order.
+
+Everything here runs in the parse child (ingest.isolate): a page's time limit is a SIGALRM
+timer, checked between the engine's model calls (a recognition batch takes at most a few
+seconds), and the parent kills the child outright if even that fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+EngineName = Literal["auto", "rapidocr", "tesseract", "off"]
+# Resolution of the image given to the engine (the bench's figures are at this resolution).
+OCR_DPI = 200
+# A page's image is shrunk below this many pixels: a 3 x 14,400 pt page at 200 dpi would ask
+# for 6 GB. A letter page at 200 dpi is 3.7 megapixels.
+MAX_OCR_PIXELS = 16_000_000
+# A reading at least this confident (mean over lines, weighted by length) is taken as upright.
+UPRIGHT_CONFIDENCE = 0.8
+ROTATIONS = (0, 180, 90, 270)  # degrees clockwise the page image is turned before reading
+
+
+class PageTimeout(Exception):
+    """One page's OCR ran out of time (``MASIS_OCR_PAGE_TIMEOUT_S``)."""
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    confidence: float  # 0..1
+
+
+class Engine(Protocol):
+    name: str
+
+    def read(self, image: np.ndarray) -> list[Line]:
+        """Lines of a grayscale image, in reading order."""
+        ...
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str
+    confidence: float
+    rotation: int  # degrees the page was turned to read it upright
+
+
+class RapidOcrEngine:
+    name = "rapidocr"
+
+    def __init__(self) -> None:
+        from rapidocr_onnxruntime import RapidOCR
+
+        # One thread: the parent embeds the previous file on the other core meanwhile.
+        # Detection on the page shrunk to 1280 px (its boxes still cut the lines from the
+        # full image for recognition): 5 s instead of 13 s of CPU on a manual page.
+        self._ocr = RapidOCR(
+            intra_op_num_threads=1,
+            inter_op_num_threads=1,
+            det_limit_type="max",
+            det_limit_side_len=1280,
+        )
+
+    def read(self, image: np.ndarray) -> list[Line]:
+        # No line classifier: a page's orientation is settled for the whole page instead.
+        result, _elapsed = self._ocr(image, use_cls=False)
+        return _join_boxes(result or [])
+
+
+# A detected box this much taller than wide is a line of a sideways page. rapidocr turns
+# such a crop and reads it, often confidently, but the page's lines then come out in the
+# wrong order: its confidence is scaled down so that the page is turned and read again.
+TALL_BOX = 1.5
+SIDEWAYS_PENALTY = 0.5
+
+
+def _join_boxes(result: list[Any]) -> list[Line]:
+    """rapidocr's boxes (top to bottom, then left to right) joined into lines: a box whose
+    vertical centre lies within the previous box's height continues that line."""
+    lines: list[tuple[list[str], list[float], float, float]] = []
+    for box, text, raw_score in result:
+        corners = np.asarray(box, dtype=float)
+        width = float(np.linalg.norm(corners[1] - corners[0]))
+        height = float(np.linalg.norm(corners[2] - corners[1]))
+        tall = len(text) > 1 and height > TALL_BOX * width
+        score = float(raw_score) * (SIDEWAYS_PENALTY if tall else 1.0)
+        ys = corners[:, 1]
+        top, bottom = float(ys.min()), float(ys.max())
+        centre = (top + bottom) / 2
+        if lines and lines[-1][2] <= centre <= lines[-1][3]:
+            lines[-1][0].append(text)
+            lines[-1][1].append(score)
+        else:
+            lines.append(([text], [score], top, bottom))
+    return [Line(" ".join(words), float(np.mean(scores))) for words, scores, _, _ in lines]
+
+
+class TesseractEngine:
+    name = "tesseract"
+
+    def __init__(self) -> None:
+        binary = shutil.which("tesseract")
+        if binary is None:
+            raise RuntimeError("tesseract is not installed (apt-get install tesseract-ocr)")
+        self._binary = binary
+
+    def read(self, image: np.ndarray) -> list[Line]:
+        from PIL import Image
+
+        png = io.BytesIO()
+        Image.fromarray(image).save(png, format="PNG", compress_level=1)
+        proc = subprocess.run(
+            [self._binary, "stdin", "stdout", "--psm", "3", "-l", "eng", "tsv"],
+            input=png.getvalue(),
+            capture_output=True,
+            check=False,
+            env={"OMP_THREAD_LIMIT": "1", "PATH": "/usr/bin:/bin"},
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr.decode(errors="replace").strip()[:200])
+        return _tsv_lines(proc.stdout.decode(errors="replace"))
+
+
+def _tsv_lines(tsv: str) -> list[Line]:
+    """Tesseract's TSV words grouped into lines; a new paragraph starts after a blank line."""
+    lines: list[Line] = []
+    words: list[str] = []
+    confs: list[float] = []
+    key: tuple[str, ...] | None = None
+    reader = csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
+    for row in reader:
+        text = (row.get("text") or "").strip()
+        if row.get("level") != "5" or not text:
+            continue
+        here = (row["block_num"], row["par_num"], row["line_num"])
+        if here != key and words:
+            lines.append(Line(" ".join(words), float(np.mean(confs))))
+            if key is not None and here[:2] != key[:2]:
+                lines.append(Line("", 1.0))
+            words, confs = [], []
+        key = here
+        words.append(text)
+        confs.append(max(0.0, float(row["conf"])) / 100)
+    if words:
+        lines.append(Line(" ".join(words), float(np.mean(confs))))
+    return lines
+
+
+def tesseract_available() -> bool:
+    return shutil.which("tesseract") is not None
+
+
+def rapidocr_available() -> bool:
+    try:
+        import rapidocr_onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve(name: EngineName) -> str | None:
+    """The engine ``name`` stands for here: ``auto`` is tesseract when installed (faster and
+    more accurate, measured), else rapidocr; ``None`` when OCR is off or nothing is there."""
+    if name == "off":
+        return None
+    if name == "auto":
+        if tesseract_available():
+            return "tesseract"
+        return "rapidocr" if rapidocr_available() else None
+    available = tesseract_available() if name == "tesseract" else rapidocr_available()
+    return name if available else None
+
+
+def unavailable_reason(name: EngineName) -> str:
+    """Why ``resolve(name)`` is ``None``, with the remedy."""
+    if name == "off":
+        return "OCR is off (MASIS_OCR_ENGINE=off)"
+    if name == "tesseract":
+        return "the tesseract engine is not installed (apt-get install tesseract-ocr)"
+    return (
+        "no OCR engine is installed (pip install -r requirements.txt needs Python < 3.13 for "
+        "rapidocr-onnxruntime; or apt-get install tesseract-ocr)"
+    )
+
+
+def preload(name: EngineName) -> None:
+    """Import the engine's module here, in the parent: a child forked from a threaded server
+    must not import (an import lock held by another thread at the fork never opens)."""
+    if resolve(name) == "rapidocr":
+        import rapidocr_onnxruntime  # noqa: F401
+
+
+def make_engine(resolved: str) -> Engine:
+    return TesseractEngine() if resolved == "tesseract" else RapidOcrEngine()
+
+
+def _score(lines: list[Line]) -> float:
+    """Mean confidence weighted by line length: long confident lines mark an upright page."""
+    weights = [len(x.text) for x in lines if x.text]
+    if not weights:
+        return 0.0
+    return float(np.average([x.confidence for x in lines if x.text], weights=weights))
+
+
+def read_page(engine: Engine, image: np.ndarray) -> Reading:
+    """The page's text, read in the orientation that gives the most confident reading."""
+    best = Reading("", 0.0, 0)
+    for rotation in ROTATIONS:
+        # np.rot90 turns counter-clockwise; k=-1 turns the image 90 degrees clockwise.
+        turned = np.ascontiguousarray(np.rot90(image, k=-rotation // 90))
+        lines = engine.read(turned)
+        if rotation == 0 and not any(x.text for x in lines):
+            return best  # nothing that looks like text, in any orientation
+        score = _score(lines)
+        if score > best.confidence:
+            best = Reading("\n".join(x.text for x in lines), score, rotation)
+        if best.confidence >= UPRIGHT_CONFIDENCE:
+            break
+    return best
+
+
+def _alarm(_signum: int, _frame: FrameType | None) -> None:
+    raise PageTimeout
+
+
+def timed_out(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or wraps, a ``PageTimeout`` (rapidocr re-raises whatever
+    interrupts a model call as its own ``ONNXRuntimeError``)."""
+    while exc is not None:
+        if isinstance(exc, PageTimeout):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``PageTimeout`` in this (the child's main) thread after ``seconds``; outside the
+    main thread (a direct call from a worker thread) there is no limit but the caller's."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """What the parse child needs to OCR: picklable, so it crosses the fork as arguments."""
+
+    engine: EngineName = "auto"
+    page_timeout_s: float = 120.0
+    max_pages: int = 0  # 0: every page that needs it
+
+
+ProgressFn = Callable[[int, int], None]  # (pages OCRed, pages to OCR)

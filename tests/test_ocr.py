@@ -1,0 +1,238 @@
+"""OCR of scanned pages: real page images made here (text rendered by PDFium, then stored as
+a picture with no text layer), read by the real engines in the real parse child."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pypdfium2 as pdfium
+import pytest
+from fpdf import FPDF
+from PIL import Image
+
+from ingest.ocr import OCR_DPI, rapidocr_available
+from ingest.pipeline import Ingestor, Source
+from masis_core.reports import citation_source, run_markdown
+from masis_core.runs import RunService
+from masis_core.services import Workbench
+
+A6 = (105, 148)  # mm: a small page keeps OCR in the tests to a few seconds
+PUMP = (
+    "Hydraulic pump maintenance. The hydraulic pump must be inspected every 500 operating "
+    "hours. Replace the pump seals when the pressure drops below 180 bar. Record each "
+    "inspection in the plant logbook."
+)
+ENGINES = [
+    pytest.param("rapidocr", id="rapidocr"),
+    pytest.param(
+        "tesseract",
+        id="tesseract",
+        marks=pytest.mark.skipif(
+            shutil.which("tesseract") is None,
+            reason="Debian's tesseract-ocr is not installed (optional engine)",
+        ),
+    ),
+]
+pytestmark = pytest.mark.skipif(
+    not rapidocr_available(), reason="rapidocr-onnxruntime needs Python < 3.13"
+)
+
+
+def scanned_page(text: str) -> Image.Image:
+    """``text`` typeset on an A6 page and rendered at the OCR resolution: what a scanner
+    makes of a printed page."""
+    pdf = FPDF(format=A6)
+    pdf.set_auto_page_break(auto=False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.set_xy(8, 10)
+    pdf.multi_cell(w=89, h=6, text=text)
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    try:
+        return doc[0].render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    finally:
+        doc.close()
+
+
+def image_pdf(pages: list[Image.Image | None]) -> bytes:
+    """Pages that are pictures only (``None``: a blank page), as a scan is stored."""
+    out = FPDF(format=A6)
+    for image in pages:
+        wide = image is not None and image.width > image.height
+        out.add_page(orientation="L" if wide else "P")  # a page turned sideways is landscape
+        if image is not None:
+            buf = io.BytesIO()
+            image.save(buf, format="PNG")
+            out.image(buf, x=0, y=0, w=out.w, h=out.h)
+    return bytes(out.output())
+
+
+def words(text: str) -> set[str]:
+    return {w.strip(".,").lower() for w in text.split()}
+
+
+def test_a_scanned_page_is_read_and_its_answer_cites_ocr(bench: Workbench) -> None:
+    bench.settings.ocr_engine = "rapidocr"  # the engine requirements.txt installs
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "scan.pdf")
+    assert report.status == "ingested", report.error
+    assert (report.ocr_pages, report.ocr_engine, report.empty_pages) == ([1], "rapidocr", [])
+    assert "OCR (rapidocr) read page 1" in report.notes
+    (chunk,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["metadatas"]
+    assert (chunk["ocr"], chunk["ocr_engine"]) == (True, "rapidocr")
+
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    # rapidocr reads this page's "500" as "5o0": the sentence is found, not every digit.
+    assert rec.answer and "operating hours" in rec.answer, rec.answer
+    assert rec.citations and all(c["ocr"] for c in rec.citations)
+    assert citation_source(rec.citations[0]) == "scan.pdf, page 1 (OCR)"
+    # The export escapes document text for Markdown ("scan\\.pdf"); unescaped, the same line.
+    assert "1. scan.pdf, page 1 (OCR)" in run_markdown(rec).replace("\\", "")
+
+
+def test_a_text_page_keeps_its_layer_and_only_the_scan_is_ocred(bench: Workbench) -> None:
+    """A mixed file: the typed page is not OCRed nor marked; the scanned one is."""
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    typed = FPDF(format=A6)
+    typed.add_page()
+    typed.set_font("Helvetica", size=11)
+    typed.multi_cell(w=89, h=6, text="Boiler startup. Open the feed valve before lighting.")
+    mixed = pdfium.PdfDocument(bytes(typed.output()))
+    mixed.import_pages(pdfium.PdfDocument(image_pdf([scanned_page(PUMP)])))
+    buf = io.BytesIO()
+    mixed.save(buf)
+    report = Ingestor(bench).ingest_bytes(ws, buf.getvalue(), "mixed.pdf")
+    assert (report.status, report.ocr_pages, report.empty_pages) == ("ingested", [2], [])
+    got = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})
+    assert any(m["ocr"] for m in got["metadatas"])
+    assert "feed valve" in " ".join(got["documents"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("turn", [180, 90])
+def test_a_page_scanned_upside_down_or_sideways_is_read_upright(
+    bench: Workbench, engine: str, turn: int
+) -> None:
+    bench.settings.ocr_engine = engine
+    ws = bench.create_workspace("plant", "wordllama")
+    page = scanned_page(PUMP).rotate(-turn, expand=True)  # turned clockwise, as fed in
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "turned.pdf")
+    assert (report.status, report.ocr_pages) == ("ingested", [1]), report.error
+    (text,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["documents"]
+    expected = words(PUMP)
+    # rapidocr drops some spaces ("below180bar.Recordeach…"): most words, not all.
+    assert len(words(text) & expected) >= 0.6 * len(expected), text
+    assert text.lower().startswith("hydraulic pump"), text  # read in order, not backwards
+
+
+def test_blank_pages_of_a_scan_are_neither_ocred_nor_reported_as_scans(bench: Workbench) -> None:
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    white = Image.new("L", (400, 560), 255)
+    data = image_pdf([scanned_page(PUMP), None, white])
+    report = Ingestor(bench).ingest_bytes(ws, data, "scan.pdf")
+    assert report.status == "ingested", report.error
+    # Page 2 has nothing on it; page 3 is a white picture: OCR finds nothing there and says so.
+    assert (report.ocr_pages, report.blank_pages, report.empty_pages) == ([1], [2], [3])
+    assert "skipped blank page 2" in report.notes
+    assert "OCR (rapidocr) found no text on page 3" in "; ".join(report.notes)
+
+
+def test_a_page_that_outlasts_its_time_limit_is_skipped_with_its_reason(
+    bench: Workbench,
+) -> None:
+    bench.settings.ocr_engine = "rapidocr"
+    bench.settings.ocr_page_timeout_s = 0.001
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "slow.pdf")
+    assert report.status == "failed"
+    assert report.error == (
+        "no text layer: its only page has no extractable text; "
+        "OCR gave up on page 1 after 0.001 s (MASIS_OCR_PAGE_TIMEOUT_S)"
+    )
+    assert bench.documents("plant") == []
+
+
+def test_ocr_can_be_turned_off_and_then_says_so(bench: Workbench) -> None:
+    bench.settings.ocr_engine = "off"
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "scan.pdf")
+    assert report.status == "failed"
+    assert report.error.endswith("; OCR is off (MASIS_OCR_ENGINE=off)")
+
+
+def test_ocr_beyond_the_page_bound_is_reported_not_done(bench: Workbench) -> None:
+    bench.settings.ocr_engine = "rapidocr"
+    bench.settings.ocr_max_pages = 1
+    ws = bench.create_workspace("plant", "wordllama")
+    page = scanned_page(PUMP)
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page, page]), "long.pdf")
+    assert (report.status, report.ocr_pages, report.empty_pages) == ("ingested", [1], [2])
+    assert "page 2 not OCRed: over MASIS_OCR_MAX_PAGES=1" in "; ".join(report.notes)
+
+
+def test_ocr_reports_progress_per_page_and_stops_with_the_batch(bench: Workbench) -> None:
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    page = scanned_page(PUMP)
+    seen: list[tuple[str, int, int]] = []
+    stop = False
+
+    def on_start(_i: int, _source: Source):
+        def progress(stage: str, done: int, total: int) -> None:
+            nonlocal stop
+            seen.append((stage, done, total))
+            stop = stage == "OCR pages" and done >= 1
+
+        return progress
+
+    sources = [Source.of_bytes("long.pdf", image_pdf([page] * 4))]
+    (report,) = Ingestor(bench).ingest_each(ws, sources, on_start, cancelled=lambda: stop)
+    assert ("OCR pages", 0, 4) in seen and ("OCR pages", 1, 4) in seen
+    assert ("OCR pages", 4, 4) not in seen  # stopped after the first page, not at the end
+    assert report.status == "failed"
+    assert report.error.startswith("cancelled: the batch was stopped")
+    assert bench.documents("plant") == []
+
+
+def test_the_library_page_counts_ocred_pages(bench: Workbench, monkeypatch) -> None:
+    from masis_core.config import get_settings
+    from tests.apptest import fresh_app, settle
+
+    monkeypatch.setenv("MASIS_OCR_ENGINE", "rapidocr")
+    get_settings.cache_clear()
+    bench.create_workspace("demo", "wordllama")
+    at = fresh_app().run()
+    at.file_uploader[0].set_value(
+        [("scan.pdf", image_pdf([scanned_page(PUMP), None]), "application/pdf")]
+    )
+    at.button(key="FormSubmitter:upload-Ingest").click().run()
+    settle(at)
+    row = at.dataframe[0].value.set_index("file").loc["scan.pdf"]
+    assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 0)
+    assert "OCR (rapidocr) read page 1" in row["notes"]
+
+
+def _report_then_work(report) -> str:
+    import time
+
+    report(0, 1)
+    time.sleep(1.0)  # a page being read: longer than the file's own limit below
+    report(1, 1)
+    return "read"
+
+
+def test_progress_sent_while_the_parent_was_busy_still_moves_the_deadline() -> None:
+    """A file parsed ahead reports its OCR pages while the parent stores the previous file;
+    reports read late still count, so that file is not failed as timed out."""
+    import time
+
+    from ingest.isolate import ChildCall
+
+    call = ChildCall(_report_then_work, (), timeout_s=0.5, progress_grace_s=30)
+    time.sleep(0.8)  # the parent busy elsewhere, past the file's 0.5 s
+    seen: list[tuple[int, int]] = []
+    assert call.outcome(lambda d, t: seen.append((d, t))) == ("ok", "read")
+    assert seen == [(0, 1), (1, 1)]
