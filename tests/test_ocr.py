@@ -79,7 +79,9 @@ def test_a_scanned_page_is_read_and_its_answer_cites_ocr(bench: Workbench) -> No
     assert report.status == "ingested", report.error
     assert (report.ocr_pages, report.ocr_engine, report.empty_pages) == ([1], "rapidocr", [])
     assert "OCR (rapidocr) read page 1" in report.notes
-    (chunk,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["metadatas"]
+    (chunk,) = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})[
+        "metadatas"
+    ]
     assert (chunk["ocr"], chunk["ocr_engine"]) == (True, "rapidocr")
 
     rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
@@ -105,7 +107,7 @@ def test_a_text_page_keeps_its_layer_and_only_the_scan_is_ocred(bench: Workbench
     mixed.save(buf)
     report = Ingestor(bench).ingest_bytes(ws, buf.getvalue(), "mixed.pdf")
     assert (report.status, report.ocr_pages, report.empty_pages) == ("ingested", [2], [])
-    got = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})
+    got = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})
     assert any(m["ocr"] for m in got["metadatas"])
     assert "feed valve" in " ".join(got["documents"])
 
@@ -120,7 +122,9 @@ def test_a_page_scanned_upside_down_or_sideways_is_read_upright(
     page = scanned_page(PUMP).rotate(-turn, expand=True)  # turned clockwise, as fed in
     report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "turned.pdf")
     assert (report.status, report.ocr_pages) == ("ingested", [1]), report.error
-    (text,) = bench.store.collection("wordllama").get(where={"doc_id": report.doc_id})["documents"]
+    (text,) = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})[
+        "documents"
+    ]
     expected = words(PUMP)
     # rapidocr drops some spaces ("below180bar.Recordeach…"): most words, not all.
     assert len(words(text) & expected) >= 0.6 * len(expected), text
