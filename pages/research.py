@@ -77,7 +77,7 @@ def start_resume(rec: RunRecord, response: dict | None) -> None:
     try:
         workers.resume(rec.run_id, response)
     except MasisError as exc:
-        st.error(str(exc))
+        st.error(untrusted(str(exc)))
     else:
         st.rerun()
 
@@ -96,7 +96,7 @@ elif asked:
             trusted_domains=parse_domains(domains),
         )
     except MasisError as exc:
-        st.error(str(exc))
+        st.error(untrusted(str(exc)))
     else:
         show(started.id)
 

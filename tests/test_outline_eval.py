@@ -23,6 +23,7 @@ from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_outlined_pdf, make_pdf
+from tests.test_markup import PLAIN, rendered_text
 from tests.texts import BOILER, PUMP, REVENUE_A
 
 # Each section fills its page, so every page is a chunk of its own (no chunk spans two).
@@ -172,7 +173,16 @@ def test_inspector_evaluates_an_uploaded_question_file(bench: Workbench, library
     at.button(key=submit).click().run()
     assert not at.exception, at.exception
     (error,) = at.error
-    assert "mine.csv: the CSV header needs the columns" in error.value  # nothing started
+    shown = rendered_text(error.value)[1]
+    assert "mine.csv: the CSV header needs the columns" in shown  # nothing started
+    # The file's name is the analyst's, not ours: in the message it is text, not Markdown.
+    hostile = "**[q](https://evil.example)**.csv"
+    at.file_uploader[0].set_value((hostile, b"doc,question\nmanual.pdf,What?\n", "text/csv"))
+    at.button(key=submit).click().run()
+    (error,) = at.error
+    types, text = rendered_text(error.value)
+    assert types <= PLAIN, types
+    assert text.startswith(hostile + ": the CSV header needs the columns")
     good = b"doc,question,gold_page\nmanual.pdf,At what pressure does the relief valve open?,2\n"
     at.file_uploader[0].set_value(("mine.csv", good, "text/csv"))
     at.button(key=submit).click().run()

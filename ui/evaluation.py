@@ -54,7 +54,7 @@ def _start(ws: Workspace) -> None:
         try:
             questions = load_question_file(upload.name, upload.getvalue())
         except InputError as exc:
-            st.error(str(exc))
+            st.error(untrusted(str(exc)))
             return
     bench = workbench()
 

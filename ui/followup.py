@@ -49,7 +49,7 @@ def follow_up_box(rec: RunRecord) -> tuple[str, str] | None:
                 try:
                     rewrite = run_service().rewrite(rec.run_id, typed)
                 except MasisError as exc:
-                    st.error(str(exc))
+                    st.error(untrusted(str(exc)))
                 else:
                     st.session_state[rewritten_key] = rewrite.question
                     st.session_state[f"{key}-note"] = rewrite.note()
@@ -77,6 +77,6 @@ def ask_follow_up(rec: RunRecord, mode: Mode) -> str | None:
     try:
         job = jobs().ask(rec.workspace_id, question, thread=rec.run_id, follow_up=typed, mode=mode)
     except MasisError as exc:
-        st.error(str(exc))
+        st.error(untrusted(str(exc)))
         return None
     return job.id

@@ -8,6 +8,7 @@ import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
+from masis_core.markup import untrusted
 from masis_core.registry import Workspace
 from masis_core.runs import RunRecord
 from ui.resources import provider_status, run_service, workbench
@@ -57,7 +58,7 @@ def _create_form() -> None:
             try:
                 ws = bench.create_workspace(name, embedder)
             except MasisError as exc:
-                st.error(str(exc))
+                st.error(untrusted(str(exc)))
             else:
                 st.session_state[PENDING_KEY] = ws.id
                 st.rerun()
