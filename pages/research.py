@@ -82,19 +82,20 @@ def start_resume(rec: RunRecord, response: dict | None) -> None:
         st.rerun()
 
 
+# What the form says applies to a follow-up too: it is asked like any question.
+options = {
+    "web": web,
+    "max_retries": int(max_retries),
+    "mode": mode,
+    "trusted_only": trusted,
+    "trusted_domains": parse_domains(domains),
+}
+
 if asked and not question.strip():
     st.warning("Type a question first.")
 elif asked:
     try:
-        started = workers.ask(
-            ws.id,
-            question,
-            web=web,
-            max_retries=int(max_retries),
-            mode=mode,
-            trusted_only=trusted,
-            trusted_domains=parse_domains(domains),
-        )
+        started = workers.ask(ws.id, question, **options)
     except MasisError as exc:
         st.error(untrusted(str(exc)))
     else:
@@ -126,7 +127,7 @@ if rec is not None:
             if submitted is not None:
                 start_resume(rec, submitted)
         render_answer(rec, ws)
-        follow_up_run = ask_follow_up(rec, mode) if rec.answer else None
+        follow_up_run = ask_follow_up(rec, options) if rec.answer else None
         if follow_up_run is not None:
             show(follow_up_run)
             st.rerun()

@@ -285,3 +285,33 @@ def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(
     assert evidence and all(e["doc_id"] == report.doc_id for e in evidence)
     assert {c["doc_id"] for c in done.citations} == {report.doc_id}
     assert "37" not in done.answer and rejected_url not in json.dumps(done.citations)
+
+
+def test_a_follow_up_searches_the_web_when_the_form_says_so(web_bench, plant, tavily) -> None:
+    """The follow-up form sits under the answer, far from the toggles; the analyst who turned
+    web search on expects the follow-up to search the web too, with the same trusted domains."""
+    at: AppTest = fresh_app().run().switch_page("pages/research.py").run()
+    at.text_area[0].input(QUESTION)
+    at.toggle[0].set_value(True)
+    at.toggle[1].set_value(True)  # trusted sources only
+    next(t for t in at.text_input if t.label == "Trusted domains").input("wikipedia.org")
+    at = settle(at.button(key="FormSubmitter:ask-Ask").click().run())
+    first = at.query_params["run"]
+    first = first[0] if isinstance(first, list) else first
+    asked_before = len(tavily.bodies())
+    assert asked_before >= 1
+
+    key = f"follow-{first}"
+    at.text_input(key=f"{key}-typed").input("What pressure does its relief valve open at?")
+    at.button(key=f"{key}-rewrite").click().run()
+    at = settle(at.button(key=f"{key}-ask").click().run())
+    assert not at.exception, at.exception
+    second = at.query_params["run"]
+    second = second[0] if isinstance(second, list) else second
+    rec = RunService(web_bench).get(second)
+    assert rec is not None and rec.thread == first
+    assert rec.input is not None and rec.input["web_enabled"] is True
+    later = tavily.bodies()[asked_before:]
+    assert later, "the follow-up sent nothing to the web"
+    assert all(body["include_domains"] == ["wikipedia.org"] for body in later)
+    assert any("relief valve" in body["query"] for body in later)

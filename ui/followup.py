@@ -7,11 +7,12 @@ run, linked to its thread (``RunService.start(thread=…)``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.markup import untrusted
-from masis_core.retrieval.modes import Mode
 from masis_core.runs import RunRecord
 from ui.resources import jobs, run_service
 
@@ -67,15 +68,16 @@ def follow_up_box(rec: RunRecord) -> tuple[str, str] | None:
     return None
 
 
-def ask_follow_up(rec: RunRecord, mode: Mode) -> str | None:
+def ask_follow_up(rec: RunRecord, options: dict[str, Any]) -> str | None:
     """The follow-up form; when the analyst asks, the follow-up starts as a run of the
-    thread (a server job, like any run) and its id is returned."""
+    thread (a server job, like any run) with the page's current options (web search, retrieval
+    mode, retries, trusted domains) and its id is returned."""
     follow_up = follow_up_box(rec)
     if follow_up is None:
         return None
     typed, question = follow_up
     try:
-        job = jobs().ask(rec.workspace_id, question, thread=rec.run_id, follow_up=typed, mode=mode)
+        job = jobs().ask(rec.workspace_id, question, thread=rec.run_id, follow_up=typed, **options)
     except MasisError as exc:
         st.error(untrusted(str(exc)))
         return None
