@@ -479,10 +479,15 @@ class RunService:
                 self._beat_thread.start()
 
     def _beat_loop(self) -> None:
+        """Beat while this process drives runs; end when none is left (the next run starts a
+        new thread), so an idle service holds no thread and can be collected."""
         while True:
             time.sleep(HEARTBEAT_S)
             with self._beat_lock:
                 ids = sorted(self._driving)
+                if not ids:
+                    self._beat_thread = None
+                    return
             try:
                 self.store.beat(current_owner(), ids)
             except sqlite3.Error:  # a busy database: the next beat will do

@@ -15,6 +15,7 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ingest.pipeline import Ingestor, Source, doc_id_for
+from masis_core import runs
 from masis_core.errors import RunBusy
 from masis_core.jobs import JobManager
 from masis_core.runs import INTERRUPTED, RunService
@@ -125,6 +126,29 @@ def test_a_live_run_is_not_swept_and_cannot_be_claimed(research: RunService, ws)
     assert research.store.sweep_orphans() == 0
     with pytest.raises(RunBusy):
         research.resume(rec.run_id, None)
+
+
+def test_the_heartbeat_thread_ends_when_no_run_is_driven(
+    research: RunService, ws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle service holds no thread: a thread left beating forever also kept its service,
+    Chroma client and graph alive (hundreds of them in one test session)."""
+    monkeypatch.setattr(runs, "HEARTBEAT_S", 0.001)
+    started: list[threading.Thread] = []
+    original = research._beating
+
+    def beating(run_id: str, on: bool) -> None:
+        original(run_id, on)
+        if on and research._beat_thread is not None:
+            started.append(research._beat_thread)
+
+    monkeypatch.setattr(research, "_beating", beating)
+    rec = research.ask(ws.id, "At what pressure does the relief valve open?")
+    assert rec.status == "completed"
+    assert started, "no heartbeat thread ran during the run"
+    started[0].join(timeout=60)
+    assert not started[0].is_alive()
+    assert research._beat_thread is None
 
 
 def test_run_job_finishes_without_its_page(bench: Workbench, research: RunService, ws) -> None:
