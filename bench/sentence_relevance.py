@@ -50,7 +50,7 @@ def first_pass(bench: Any, ws_id: str, question: str) -> list[dict[str, Any]]:
     from masis_core.retrieval.thresholds import threshold_for
 
     threshold = threshold_for("wordllama", 0)
-    found = retrieve(bench, ws_id, "wordllama", [question, *alternatives(question)], 10)
+    found = retrieve(bench.index(ws_id, "wordllama"), [question, *alternatives(question)], 10)
     return [
         {
             "chunk_id": c.chunk_id,
