@@ -188,6 +188,33 @@ def test_text_and_markdown_files_are_ingested(bench: Workbench) -> None:
     assert bogus.error.startswith("unsupported:")
 
 
+def test_small_text_files_are_read_without_a_child_but_pdfs_never(
+    bench: Workbench, manual: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork costs more than decoding a note; PDF bytes go to the child whatever the name."""
+    from ingest import isolate
+
+    children: list[str] = []
+    real_child = isolate.ChildCall
+
+    def counting_child(target, args, *rest):
+        children.append(args[1])
+        return real_child(target, args, *rest)
+
+    monkeypatch.setattr(isolate, "ChildCall", counting_child)
+    ws = bench.create_workspace("demo", "wordllama")
+    ingestor = Ingestor(bench)
+    assert ingestor.ingest_bytes(ws, filler("granary", 120).encode(), "notes.md").status == (
+        "ingested"
+    )
+    binary = ingestor.ingest_bytes(ws, b"\x00\x01\x02binary", "blob.txt")
+    assert binary.error is not None and binary.error.startswith("unreadable: binary content")
+    assert children == []
+    assert ingestor.ingest_bytes(ws, manual, "manual-renamed.txt").status == "ingested"
+    assert children == ["manual-renamed.txt"]
+    assert bench.registry.get_document(ws.id, doc_id_for(manual)).pages > 1
+
+
 def test_files_over_the_upload_limit_are_refused(bench: Workbench, manual: bytes) -> None:
     ws = bench.create_workspace("demo", "wordllama")
     bench.settings.max_upload_mb = 1
