@@ -14,6 +14,7 @@ from typing import Any
 
 from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
+from masis_core.judgement import percent
 from masis_core.retrieval.modes import MODES
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
@@ -44,7 +45,7 @@ def print_record(rec: RunRecord) -> None:
             where = c.get("url") or f"{c.get('filename')}, page {c.get('page')}"
             print(f"  [{c['n']}] {where}")
         if rec.confidence is not None:
-            print(f"\nconfidence: {round(rec.confidence * 100)}%")
+            print(f"\nconfidence: {percent(rec.confidence)}")
     if rec.hitl:
         print()
         print(f"needs your review ({rec.hitl.get('kind')}): {rec.hitl.get('message')}")

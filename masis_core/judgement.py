@@ -614,6 +614,16 @@ def load_params() -> dict[str, Any]:
     return json.loads(text)
 
 
+def percent(p: float) -> str:
+    """A probability as the analyst reads it. Never "100%" or "0%": a fitted model's 0.998
+    is not certainty, and a round 100% reads as a guarantee."""
+    if p >= 0.995:
+        return ">99%"
+    if p < 0.005:
+        return "<1%"
+    return f"{round(p * 100)}%"
+
+
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from masis_core.judgement import percent
 from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
 from masis_core.runs import RunRecord
 
@@ -46,7 +47,7 @@ def run_facts(
             f"Follow-up in thread {name(rec.thread_id)}, asked as “{quote(rec.follow_up)}”"
         )
     if rec.confidence is not None:
-        facts.append(f"Confidence: {round(rec.confidence * 100)}%")
+        facts.append(f"Confidence: {percent(rec.confidence)}")
     if rec.feedback is not None:
         facts.append(f"Analyst's verdict: {'right' if rec.feedback else 'wrong'}")
     retries = rec.metrics.get("retry_reasons") or []

@@ -15,6 +15,7 @@ from masis_core.judgement import (
     figure_clash,
     judge,
     kind_present,
+    percent,
     reliability,
     stance_clash,
 )
@@ -327,3 +328,11 @@ def test_when_is_answered_by_a_recurrence_what_year_by_a_date() -> None:
         "date", "The boiler is descaled once a year.", "In which year was the boiler installed?"
     )
     assert kind_present("date", "It was installed in 2011.", "In which year was it installed?")
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(0.998, ">99%"), (0.995, ">99%"), (0.994, "99%"), (0.82, "82%"), (0.001, "<1%")],
+)
+def test_a_probability_is_never_shown_as_certainty(p: float, shown: str) -> None:
+    assert percent(p) == shown

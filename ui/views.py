@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from masis_core.judgement import percent
 from masis_core.markup import escape_markdown, quote_block, safe_link, untrusted
 from masis_core.registry import Workspace
 from masis_core.reports import citation_source
@@ -87,7 +88,7 @@ def panel_label(entry: dict[str, Any]) -> str:
             "skipped" if entry.get("skipped") else f"{entry.get('sentences', 0)} cited sentences"
         )
     elif node == "critic" and entry.get("confidence") is not None:
-        parts.append(f"confidence {round(float(entry['confidence']) * 100)}%")
+        parts.append(f"confidence {percent(float(entry['confidence']))}")
     elif node == "evaluator":
         parts.append(
             f"{entry.get('citations', 0)} citations, "
@@ -170,7 +171,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     st.subheader("Answer")
     cols = st.columns(3)
     if rec.confidence is not None:
-        cols[0].metric("Confidence", f"{round(rec.confidence * 100)}%")
+        cols[0].metric("Confidence", percent(rec.confidence))
     cols[1].metric("Citations", len(rec.citations))
     cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
     if rec.metrics.get("accepted_by_analyst"):
