@@ -25,6 +25,7 @@ from typing import Any
 from evaluation.governance import classify, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.config import Settings
+from masis_core.judgement import reliability
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 
@@ -72,6 +73,17 @@ def measure(pdfs: Path, files: dict[str, Path], data_dir: Path) -> dict[str, Any
             "answered": round(answered / len(rows), 3) if rows else None,
             "rows": rows,
         }
+    # Does the confidence mean on real manuals what it means on the development cases? The
+    # right call is an answer for the answerable questions, an abstention for the others.
+    judged = [
+        (float(r["confidence"]), name == "answerable", r["got"] == "answer")
+        for name, part in report.items()
+        for r in part["rows"]
+        if r["confidence"] is not None
+    ]
+    if "answerable" in report:
+        report["calibration"] = reliability([(c, ok) for c, ok, _ in judged])
+        report["calibration_answered"] = reliability([(c, ok) for c, ok, said in judged if said])
     return report
 
 
@@ -97,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return 0
+    calibration = report.pop("calibration", None)
+    answered = report.pop("calibration_answered", None)
     for name, part in report.items():
         print(
             f"{name}: {part['questions']} questions, abstained {part['abstained']:.0%}, "
@@ -105,6 +119,18 @@ def main(argv: list[str] | None = None) -> int:
         for r in part["rows"]:
             conf = "—" if r["confidence"] is None else f"{r['confidence']:.2f}"
             print(f"  {r['got']:>8} {conf:>5}  {r['doc']}: {r['question']}")
+    if calibration is not None and answered is not None:
+        print(
+            f"calibration (answerable = an answer is right, unanswerable = it is not): "
+            f"ECE {calibration['ece']} over {calibration['count']} judged questions, "
+            f"{answered['ece']} over the {answered['count']} answered"
+        )
+        for b in calibration["bins"]:
+            if b["count"]:
+                print(
+                    f"  {b['lo']:.1f}-{b['hi']:.1f}: {b['count']:>3} questions, mean confidence "
+                    f"{b['mean_confidence']:.2f}, answer right {b['accuracy']:.2f}"
+                )
     return 0
 
 
