@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from masis_core.errors import DuplicateRow, StoreError
+from masis_core.errors import ConfigError, DuplicateRow, StoreError
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -127,6 +127,7 @@ LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, crea
 PG_ROWID_TABLES = ("runs", "evaluations")
 # PostgreSQL's REAL is 4 bytes (a Unix time would lose minutes) and its INTEGER 4 bytes.
 PG_TYPES = ((re.compile(r"\bREAL\b"), "DOUBLE PRECISION"), (re.compile(r"\bINTEGER\b"), "BIGINT"))
+TABLES = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
 PG_SCHEMA_LOCK = 180_001  # pg_advisory_xact_lock key: two processes starting at once
 
 
@@ -311,26 +312,32 @@ class PostgresDatabase(Database):
     def __init__(self, url: str) -> None:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
-        from psycopg_pool import ConnectionPool, PoolTimeout
+        from psycopg_pool import ConnectionPool
 
         self.url = url
-        info = conninfo_to_dict(url)
+        try:
+            info = conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise ConfigError(
+                "MASIS_POSTGRES_URL is not a PostgreSQL address; write it as "
+                "postgresql://user:password@host:5432/database."
+            ) from exc
         self._where = (
             f"postgresql://{info.get('host', 'localhost')}:{info.get('port', 5432)}"
             f"/{info.get('dbname', '')}"
         )
         self._integrity = psycopg.IntegrityError
+        try:  # one direct try first: the pool would retry quietly until its time-out
+            psycopg.connect(url, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(
+                f"PostgreSQL at {self._where} cannot be used ({first}): start it, or fix "
+                "MASIS_POSTGRES_URL (unset it to keep the data in SQLite in the data dir)."
+            ) from exc
         self.pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=1, max_size=8, kwargs={"row_factory": _pg_rows}, open=True
         )
-        try:
-            self.pool.wait(timeout=15)
-        except PoolTimeout as exc:
-            self.pool.close()
-            raise StoreError(
-                f"PostgreSQL at {self._where} did not answer within 15 s: start it, or check "
-                "MASIS_POSTGRES_URL (unset it to use SQLite in the data dir)."
-            ) from exc
         self._saver_pool: Any = None
         self.ensure_schema()
 
@@ -345,15 +352,25 @@ class PostgresDatabase(Database):
     def ensure_schema(self) -> None:
         """SQLite's schema with PostgreSQL's types, under an advisory lock (two processes
         creating the same table at once would collide in PostgreSQL's catalog)."""
+        wanted = [(t, c, _pg_types(d)) for t, c, d in MIGRATIONS]
+        wanted += [(t, "rowid", "BIGSERIAL") for t in PG_ROWID_TABLES]
         with self.connect() as conn:
             conn.raw.execute(f"SELECT pg_advisory_xact_lock({PG_SCHEMA_LOCK})")
-            conn.raw.execute(_pg_types(SCHEMA))
-            for table, column, definition in MIGRATIONS:
-                conn.raw.execute(
-                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {_pg_types(definition)}"
+            have = {
+                (r[0], r[1])
+                for r in conn.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns"
+                    " WHERE table_schema = current_schema()"
                 )
-            for table in PG_ROWID_TABLES:
-                conn.raw.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS rowid BIGSERIAL")
+            }
+            missing = [(t, c, d) for t, c, d in wanted if (t, c) not in have]
+            if not missing and {t for t, _ in have} >= set(TABLES.findall(SCHEMA)):
+                return  # no DDL on a ready database: it would lock tables others are using
+            conn.raw.execute(_pg_types(SCHEMA))
+            for table, column, definition in missing:  # IF NOT EXISTS: SCHEMA made some
+                conn.raw.execute(
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
+                )
             for statement in LATE_INDEXES:
                 conn.raw.execute(statement)
 

@@ -50,6 +50,7 @@ def test_a_follow_up_that_stands_alone_is_left_as_typed() -> None:
 
 
 # -- threads in the run store -------------------------------------------------------------------
+@pytest.mark.usefixtures("backend")
 def test_a_follow_up_is_its_own_run_linked_to_the_thread(bench: Workbench, plant) -> None:
     research = RunService(bench)
     first = research.ask(plant.id, FIRST)
