@@ -184,6 +184,22 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     assert "faults/ghost/000000" not in repaired
 
 
+@pytest.mark.usefixtures("backend")
+def test_another_process_drops_its_index_of_a_deleted_workspace_made_again(bench, settings):
+    other = Workbench(settings)  # another process on the same database
+    ws = bench.create_workspace("again", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Fault E-4500: the old boiler alarm.", "old.txt")
+    assert filenames(retrieve(other.index(ws.id, "wordllama"), ["E-4500"], 3, "bm25")) == [
+        "old.txt"
+    ]
+    bench.delete_workspace(ws.id)
+    ws = bench.create_workspace("again", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Fault E-4500: the new pump alarm.", "new.txt")
+    assert filenames(retrieve(other.index(ws.id, "wordllama"), ["E-4500"], 3, "bm25")) == [
+        "new.txt"
+    ]
+
+
 LATE = b"Fault E-4300 means the hatch sensor lost contact; reseat the hatch sensor plug."
 
 

@@ -139,7 +139,9 @@ class Bm25Store:
         with self._lock(workspace_id):
             with self._conn() as conn:
                 conn.execute("DELETE FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,))
-                conn.execute("DELETE FROM bm25_versions WHERE workspace_id = ?", (workspace_id,))
+                # Bumped, not deleted: a workspace made again under the same id must not count
+                # from 1 again, or another process would keep its index of the old one.
+                self._bump(conn, workspace_id)
             self._built.pop(workspace_id, None)
             self._checked.discard(workspace_id)
             shutil.rmtree(self._dir(workspace_id), ignore_errors=True)
