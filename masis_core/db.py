@@ -197,8 +197,6 @@ def upsert(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
 class Database:
     """Where the stores keep their rows; ``connect`` gives one committed transaction."""
 
-    kind = "sqlite"
-
     def connect(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
@@ -219,8 +217,6 @@ class Database:
 class SqliteDatabase(Database):
     """One file in the data dir: WAL mode and a 30 s busy time-out, a connection per
     transaction so that threads never share one."""
-
-    kind = "sqlite"
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -306,8 +302,6 @@ def _pg_rows(cursor: Any) -> Any:
 class PostgresDatabase(Database):
     """A PostgreSQL database shared by every process of a team (server mode). Connections come
     from a small pool: a new one per transaction would cost a TCP round trip and a login."""
-
-    kind = "postgres"
 
     def __init__(self, url: str) -> None:
         import psycopg
