@@ -2,13 +2,16 @@
 
     python -m bench.retrieval_latency [--chunks 100000] [--workspaces 1] [--cache DIR]
     python -m bench.retrieval_latency ... --cache DIR --chroma-server   # the same, served
+    python -m bench.retrieval_latency ... --cache DIR --chroma-server --postgres URL
 
 ``--chunks`` chunks of real manual text (200-word windows over the manuals' words, at the
 stride that yields the count) are spread over ``--workspaces`` workspaces, each in its own
 Chroma collection, through the same store and keyword index the ingest pipeline writes; the
 queries go to one of them. With ``--cache`` the built data dir (and the windows' embeddings)
 is kept there and reused by the next run with the same settings — the build, not the queries,
-is what takes minutes. Per query, embedding included in every column:
+is what takes minutes. ``--postgres URL`` (an empty database, or one this option filled
+before) copies the build's registry and keyword rows there and reads them from PostgreSQL, as
+server mode does (README "Run for a team"). Per query, embedding included in every column:
 
 - raw Chroma kNN: ``collection.query`` top-10 on the workspace's collection, no filter;
 - BM25 alone: the workspace's keyword index, top-10;
@@ -35,11 +38,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
+from pydantic import SecretStr
 
 from bench.ingest_speed import DEFAULT_PDFS, find_pdfs
 from evaluation.retrieval import query_variants
 from ingest.parsing import parse_bytes
 from masis_core.config import Settings
+from masis_core.db import PostgresDatabase, SqliteDatabase
 from masis_core.llm.embeddings import Embedder
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import chunk_id
@@ -130,6 +135,22 @@ def chroma_server(path: Path) -> Iterator[int]:
         proc.wait(timeout=30)
 
 
+def to_postgres(data_dir: Path, url: str) -> None:
+    """The cached build's workspaces and keyword rows, copied into PostgreSQL once."""
+    sqlite_db = SqliteDatabase(data_dir / "masis.db")
+    pg = PostgresDatabase(url)
+    with pg.connect() as conn:
+        if conn.execute("SELECT count(*) FROM workspaces").fetchone()[0]:
+            return
+    tables = ("workspaces", "bm25_versions", "bm25_chunks")
+    with sqlite_db.connect() as src, pg.connect() as dst:
+        for table in tables:
+            rows = src.execute(f"SELECT * FROM {table}").fetchall()
+            marks = ", ".join("?" * len(rows[0]))
+            dst.executemany(f"INSERT INTO {table} VALUES ({marks})", [tuple(r) for r in rows])
+            print(f"  copied {len(rows)} {table} rows to PostgreSQL", flush=True)
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -154,6 +175,11 @@ def main() -> None:
         action="store_true",
         help="query through `chroma run` serving the cached build's Chroma dir (build first)",
     )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="read the registry and keyword rows from PostgreSQL (the cached build's, copied)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp, ExitStack() as stack:
@@ -168,6 +194,11 @@ def main() -> None:
             settings = Settings(
                 data_dir=data_dir, provider="offline", chroma_host="127.0.0.1", chroma_port=port
             )
+        if args.postgres:
+            if not built:
+                parser.error("--postgres reads a cached build: run once with --cache only")
+            to_postgres(data_dir, args.postgres)
+            settings = settings.model_copy(update={"postgres_url": SecretStr(args.postgres)})
         if not built:  # a build cut short starts over
             shutil.rmtree(data_dir, ignore_errors=True)
         bench = Workbench(settings)
@@ -237,6 +268,7 @@ def main() -> None:
                 results[name].append(timed(lambda fn=fn, q=q: fn(q)))
     where = "built" if not built else "reused"
     mode = f"Chroma server on port {settings.chroma_port}" if args.chroma_server else "embedded"
+    mode += ", PostgreSQL" if args.postgres else ", SQLite"
     print(
         f"{mode}: {len(texts)} chunks over {args.workspaces} workspace(s), querying {ws_id} "
         f"({share} chunks; {where} in {build_s:.0f} s), {len(questions)} queries, top-10"

@@ -25,7 +25,6 @@ from typing import Any
 from evaluation.retrieval import query_variants
 from ingest.isolate import ChildCall
 from ingest.outline import Heading, document_structure
-from masis_core.db import connect, ensure_schema
 from masis_core.errors import InputError
 from masis_core.nodes.researcher import kept_by
 from masis_core.registry import now_iso
@@ -224,14 +223,14 @@ def evaluate_workspace(
 
 # -- storing -------------------------------------------------------------------------------------
 class EvaluationStore:
-    """Evaluations of a workspace, kept in the data dir's SQLite file to compare over days."""
+    """Evaluations of a workspace, kept in the database (SQLite or PostgreSQL) to compare
+    over days."""
 
     def __init__(self, bench: Workbench) -> None:
-        self.db_path = bench.settings.db_path
-        ensure_schema(self.db_path)
+        self.db = bench.db
 
     def _conn(self) -> AbstractContextManager[Any]:
-        return connect(self.db_path)
+        return self.db.connect()
 
     def save(self, report: dict[str, Any], source: str) -> dict[str, Any]:
         report = {**report, "eval_id": uuid.uuid4().hex[:12], "created_at": now_iso()}

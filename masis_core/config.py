@@ -40,6 +40,11 @@ class Settings(BaseSettings):
     )
     chroma_host: str | None = Field(None, description="Chroma server host (unset: embedded store).")
     chroma_port: int = Field(8000, description="Chroma server port.")
+    postgres_url: SecretStr | None = Field(
+        None,
+        description="PostgreSQL for the registry, keyword rows, runs, web cache and checkpoints "
+        "(`postgresql://user:password@host:5432/db`; unset: SQLite in the data dir).",
+    )
     retrieval_mode: Mode = Field("hybrid", description="Retrieval mode.")
     tavily_api_key: SecretStr | None = Field(
         None,

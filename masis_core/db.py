@@ -1,17 +1,39 @@
-"""The SQLite side of the data dir, in one place: the connection helper and every schema.
+"""The relational side of the workbench, in one place: every schema, and the two databases.
 
-One file (``$MASIS_DATA_DIR/masis.db``) holds the registry of workspaces and documents, the
-run store, the keyword rows of the BM25 indexes and the web cache, beside LangGraph's own
-checkpoint tables (which ``langgraph-checkpoint-sqlite`` creates). Each store calls
-``ensure_schema`` when it opens the file; the statements are idempotent.
+One database holds the registry of workspaces and documents, the run store, the keyword rows
+of the BM25 indexes, the stored evaluations and the web cache, beside LangGraph's checkpoints:
+
+- SQLite (the default): one file, ``$MASIS_DATA_DIR/masis.db``, and ``SqliteSaver``;
+- PostgreSQL when ``MASIS_POSTGRES_URL`` is set (DESIGN §1, server mode): several processes
+  on several hosts share one library; ``PostgresSaver`` keeps the checkpoints.
+
+The stores write one SQL for both: ``?`` placeholders, ``INSERT … ON CONFLICT (key) DO UPDATE``
+(``upsert``), ``IS NOT DISTINCT FROM``; rows are addressable by position and column name; a
+duplicate key raises ``DuplicateRow``. What differs — placeholders, column types, migrations,
+the connection's life, the checkpointer — stays in this module. ``open_database`` creates
+what is missing (tables, indexes, later columns); the statements are idempotent.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from masis_core.errors import ConfigError, DuplicateRow, StoreError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from masis_core.config import Settings
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -100,30 +122,302 @@ MIGRATIONS = (
 )
 # Indexes on migrated columns: created after the migrations, or an old file lacks the column.
 LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, created_at)",)
+# SQLite gives every table an insertion-ordered ``rowid``; the stores order ties of equal
+# (second-resolution) timestamps by it. PostgreSQL has none, so these tables get a column.
+PG_ROWID_TABLES = ("runs", "evaluations")
+# PostgreSQL's REAL is 4 bytes (a Unix time would lose minutes) and its INTEGER 4 bytes.
+PG_TYPES = ((re.compile(r"\bREAL\b"), "DOUBLE PRECISION"), (re.compile(r"\bINTEGER\b"), "BIGINT"))
+TABLES = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+PG_SCHEMA_LOCK = 180_001  # pg_advisory_xact_lock key: two processes starting at once
 
 
-@contextmanager
-def connect(db_path: Path) -> Iterator[sqlite3.Connection]:
-    """One short-lived connection, committed on success, so threads never share one."""
-    conn = sqlite3.connect(db_path, timeout=30)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA journal_mode = WAL")
-    try:
-        with conn:
-            yield conn
-    finally:
-        conn.close()
+class Cursor(Protocol):
+    """What the stores read back: rows by position or column name, the rows changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
 
-def ensure_schema(db_path: Path) -> None:
-    """Create what is missing (tables, indexes, later columns); leave data alone."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    with connect(db_path) as conn:
-        conn.executescript(SCHEMA)
-        for table, column, definition in MIGRATIONS:
-            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-            if column not in have:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
-        for statement in LATE_INDEXES:
-            conn.execute(statement)
+class Connection:
+    """One transaction's connection: SQLite's SQL (``?`` placeholders) on either database."""
+
+    def __init__(self, raw: Any, placeholders: bool, integrity: type[Exception]) -> None:
+        self.raw = raw
+        self._translate = _pg_sql if placeholders else _same
+        self._integrity = integrity
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
+        try:
+            cur: Cursor = self.raw.execute(self._translate(sql), tuple(args))
+        except self._integrity as exc:
+            raise DuplicateRow(f"That row is already stored: {exc}") from exc
+        return cur
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = [tuple(r) for r in rows]
+        if not rows:  # psycopg's executemany needs a row to prepare
+            return
+        try:
+            if isinstance(self.raw, sqlite3.Connection):
+                self.raw.executemany(sql, rows)
+            else:
+                self.raw.cursor().executemany(self._translate(sql), rows)
+        except self._integrity as exc:
+            raise DuplicateRow(f"That row is already stored: {exc}") from exc
+
+
+def _same(sql: str) -> str:
+    return sql
+
+
+@lru_cache(maxsize=512)
+def _pg_sql(sql: str) -> str:
+    """SQLite's ``?`` placeholders as psycopg's ``%s`` (the stores' SQL has no ``?`` or ``%``
+    inside literals)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def upsert(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+    """``INSERT OR REPLACE`` in the form both databases accept: insert the row, or update the
+    non-key columns of the one with the same key (which keeps its rowid, so its place in
+    created_at ties)."""
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        f" ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
+    )
+
+
+class Database:
+    """Where the stores keep their rows; ``connect`` gives one committed transaction."""
+
+    def connect(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def read_one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """One row of a frequent small read (the keyword index's version on every lookup)."""
+        with self.connect() as conn:
+            return conn.execute(sql, args).fetchone()
+
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """LangGraph's checkpoint saver on this database."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Where the rows live, for logs and messages (never a password)."""
+        raise NotImplementedError
+
+
+class SqliteDatabase(Database):
+    """One file in the data dir: WAL mode and a 30 s busy time-out, a connection per
+    transaction so that threads never share one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._readers = threading.local()  # per thread: a long-lived connection for read_one
+        self.ensure_schema()
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        conn = sqlite3.connect(self.path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            with conn:
+                yield Connection(conn, False, sqlite3.IntegrityError)
+        finally:
+            conn.close()
+
+    def read_one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """On the thread's own connection: opening one per call cost 2.4 ms, an eighth of a
+        hybrid retrieval at 100,000 chunks (bench/retrieval_latency.py)."""
+        conn = getattr(self._readers, "conn", None)
+        if conn is None:
+            conn = self._readers.conn = sqlite3.connect(self.path, timeout=30)
+            conn.row_factory = sqlite3.Row
+        return conn.execute(sql, tuple(args)).fetchone()
+
+    def ensure_schema(self) -> None:
+        """Create what is missing (tables, indexes, later columns); leave data alone."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.connect() as conn:
+            conn.raw.executescript(SCHEMA)
+            for table, column, definition in MIGRATIONS:
+                have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            for statement in LATE_INDEXES:
+                conn.execute(statement)
+
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return SqliteSaver(sqlite3.connect(self.path, check_same_thread=False, timeout=30))
+
+
+class PgRow:
+    """A PostgreSQL row addressable like ``sqlite3.Row``: by position, by column name, and
+    as ``dict(row)``."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, values: Sequence[Any], index: dict[str, int]) -> None:
+        self._values, self._index = values, index
+
+    def __getitem__(self, key: int | str) -> Any:
+        return self._values[self._index[key] if isinstance(key, str) else key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _pg_types(sql: str) -> str:
+    for pattern, pg_type in PG_TYPES:
+        sql = pattern.sub(pg_type, sql)
+    return sql
+
+
+def _pg_rows(cursor: Any) -> Any:
+    """psycopg row factory making ``PgRow``s."""
+    index = {col.name: i for i, col in enumerate(cursor.description or ())}
+    return lambda values: PgRow(values, index)
+
+
+class PostgresDatabase(Database):
+    """A PostgreSQL database shared by every process of a team (server mode). Connections come
+    from a small pool: a new one per transaction would cost a TCP round trip and a login."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        try:
+            info = conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise ConfigError(
+                "MASIS_POSTGRES_URL is not a PostgreSQL address; write it as "
+                "postgresql://user:password@host:5432/database."
+            ) from exc
+        self._where = (
+            f"postgresql://{info.get('host', 'localhost')}:{info.get('port', 5432)}"
+            f"/{info.get('dbname', '')}"
+        )
+        self._integrity = psycopg.IntegrityError
+        try:  # one direct try first: the pool would retry quietly until its time-out
+            psycopg.connect(url, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(
+                f"PostgreSQL at {self._where} cannot be used ({first}): start it, or fix "
+                "MASIS_POSTGRES_URL (unset it to keep the data in SQLite in the data dir)."
+            ) from exc
+        self.pool: ConnectionPool[Any] = ConnectionPool(
+            url, min_size=1, max_size=8, kwargs={"row_factory": _pg_rows}, open=True
+        )
+        self._saver_pool: Any = None
+        self.ensure_schema()
+
+    def describe(self) -> str:
+        return self._where
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        with self.pool.connection() as conn:  # commits on success, rolls back on an error
+            yield Connection(conn, True, self._integrity)
+
+    def ensure_schema(self) -> None:
+        """SQLite's schema with PostgreSQL's types, under an advisory lock (two processes
+        creating the same table at once would collide in PostgreSQL's catalog)."""
+        wanted = [(t, c, _pg_types(d)) for t, c, d in MIGRATIONS]
+        wanted += [(t, "rowid", "BIGSERIAL") for t in PG_ROWID_TABLES]
+        with self.connect() as conn:
+            conn.raw.execute(f"SELECT pg_advisory_xact_lock({PG_SCHEMA_LOCK})")
+            have = {
+                (r[0], r[1])
+                for r in conn.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns"
+                    " WHERE table_schema = current_schema()"
+                )
+            }
+            missing = [(t, c, d) for t, c, d in wanted if (t, c) not in have]
+            if not missing and {t for t, _ in have} >= set(TABLES.findall(SCHEMA)):
+                return  # no DDL on a ready database: it would lock tables others are using
+            conn.raw.execute(_pg_types(SCHEMA))
+            for table, column, definition in missing:  # IF NOT EXISTS: SCHEMA made some
+                conn.raw.execute(
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
+                )
+            for statement in LATE_INDEXES:
+                conn.raw.execute(statement)
+
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """``PostgresSaver`` on its own pool (it needs autocommit and dict rows); ``setup``
+        runs its migrations once, under the schema lock."""
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        if self._saver_pool is None:
+            self._saver_pool = ConnectionPool(
+                self.url,
+                min_size=1,
+                max_size=8,
+                kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+                open=True,
+            )
+        saver = PostgresSaver(self._saver_pool)
+        with self.pool.connection() as conn:
+            conn.execute(f"SELECT pg_advisory_lock({PG_SCHEMA_LOCK})")
+            try:
+                saver.setup()
+            finally:
+                conn.execute(f"SELECT pg_advisory_unlock({PG_SCHEMA_LOCK})")
+        return saver
+
+    def close(self) -> None:
+        self.pool.close()
+        if self._saver_pool is not None:
+            self._saver_pool.close()
+
+
+_PG: dict[str, PostgresDatabase] = {}
+_PG_LOCK = threading.Lock()
+
+
+def open_database(settings: Settings) -> Database:
+    """The database the settings name: PostgreSQL (one pool per URL and process) when
+    ``MASIS_POSTGRES_URL`` is set, the data dir's SQLite file otherwise."""
+    if settings.postgres_url is None:
+        return SqliteDatabase(settings.db_path)
+    url = settings.postgres_url.get_secret_value()
+    with _PG_LOCK:
+        if url not in _PG:
+            _PG[url] = PostgresDatabase(url)
+            log.info("registry, runs and checkpoints in PostgreSQL at %s", _PG[url].describe())
+        return _PG[url]
+
+
+def close_database(url: str) -> None:
+    """Close the pools of a PostgreSQL URL (tests dropping their database, a clean exit)."""
+    with _PG_LOCK:
+        db = _PG.pop(url, None)
+    if db is not None:
+        db.close()

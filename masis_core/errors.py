@@ -7,7 +7,8 @@ MasisError
 │   ├── ModelMissing           Ollama answers but lacks the model (``ollama pull`` fixes it)
 │   └── MalformedOutput        the model answered something we cannot parse
 ├── StoreError             the vector store or registry refused an operation
-│   └── EmbedderMismatch       a workspace queried or written with a different embedding model
+│   ├── EmbedderMismatch       a workspace queried or written with a different embedding model
+│   └── DuplicateRow           a row with that key is already stored (either database)
 ├── WorkspaceError         unknown / duplicate workspace, bad workspace name
 ├── DocumentError          one input file cannot be ingested (message says why)
 └── InputError             a request the workbench cannot act on: an empty or too-long
@@ -70,3 +71,7 @@ class ReviewError(InputError):
 
 class RunBusy(InputError):
     pass
+
+
+class DuplicateRow(StoreError):
+    """A row with that key is already stored (SQLite's and PostgreSQL's integrity errors)."""

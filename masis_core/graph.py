@@ -1,16 +1,15 @@
 """The research graph: supervisor → planner → researcher ∥ web_searcher → synthesizer → critic
-→ evaluator → supervisor, with human review as an interrupt, checkpointed in SQLite."""
+→ evaluator → supervisor, with human review as an interrupt, checkpointed in the database
+(SQLite or PostgreSQL, masis_core/db.py)."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from masis_core.context import RunContext
+from masis_core.db import Database
 from masis_core.nodes import (
     critic,
     evaluator,
@@ -60,10 +59,5 @@ def build_graph() -> StateGraph[ResearchState, RunContext, ResearchInput, Resear
     return g
 
 
-def checkpointer(db_path: Path) -> SqliteSaver:
-    conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
-    return SqliteSaver(conn)
-
-
-def compile_graph(db_path: Path) -> Any:
-    return build_graph().compile(checkpointer=checkpointer(db_path))
+def compile_graph(db: Database) -> Any:
+    return build_graph().compile(checkpointer=db.checkpointer())

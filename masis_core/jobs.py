@@ -9,8 +9,9 @@ holds up a question), and records its outcome in ``try/finally`` whatever ends i
 
 Jobs live in the memory of the process that runs them: a page that comes back finds its job by
 id (a run id, or the batch id kept in the session). What must survive the process — run
-records, checkpoints, ingested documents — is in SQLite and Chroma as before; a run whose
-process died is swept to 'failed' (resumable) by the next ``RunService``.
+records, checkpoints, ingested documents — is in the database (SQLite, or PostgreSQL in
+server mode) and Chroma; a run whose process died is swept to 'failed' (resumable) by the next
+``RunService``.
 """
 
 from __future__ import annotations

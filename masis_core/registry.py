@@ -1,17 +1,16 @@
-"""Workspaces and their documents, in SQLite beside the graph checkpoints."""
+"""Workspaces and their documents, in the database beside the runs and graph checkpoints."""
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import Any
 
-from masis_core.db import connect, ensure_schema
-from masis_core.errors import WorkspaceError
+from masis_core.db import Connection, Database
+from masis_core.errors import DuplicateRow, WorkspaceError
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -54,14 +53,13 @@ class Document:
 
 
 class Registry:
-    """Workspaces and documents in SQLite (the same file as runs and checkpoints)."""
+    """Workspaces and documents (in the same database as runs and checkpoints)."""
 
-    def __init__(self, db_path: Path) -> None:
-        self.db_path = db_path
-        ensure_schema(db_path)
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.db_path)
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return self.db.connect()
 
     # -- workspaces ---------------------------------------------------------------------
     def create_workspace(self, name: str, embed_model: str) -> Workspace:
@@ -77,7 +75,7 @@ class Registry:
                     "INSERT INTO workspaces (id, name, embed_model, created_at) VALUES (?,?,?,?)",
                     (ws.id, ws.name, ws.embed_model, ws.created_at),
                 )
-        except sqlite3.IntegrityError as exc:
+        except DuplicateRow as exc:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.") from exc
         return ws
 
@@ -116,7 +114,7 @@ class Registry:
                     " created_at, owner) VALUES (?,?,?,?,?,?,?)",
                     (ws_id, doc_id, filename, size_bytes, INGESTING, now_iso(), owner),
                 )
-        except sqlite3.IntegrityError:
+        except DuplicateRow:
             return False
         return True
 
@@ -167,7 +165,7 @@ class Registry:
         return [_document(r) for r in rows]
 
 
-def _document(row: sqlite3.Row) -> Document:
+def _document(row: Any) -> Document:
     data = dict(row)
     data["empty_pages"] = json.loads(data["empty_pages"])
     return Document(**data)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 import uuid
@@ -18,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from masis_core.context import RunContext
-from masis_core.db import connect, ensure_schema
+from masis_core.db import Connection, upsert
 from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
 from masis_core.followup import Rewrite, Turn
 from masis_core.graph import compile_graph
@@ -56,6 +55,7 @@ COLUMNS = (
     "thread",
     "follow_up",
 )
+SELECT = ", ".join(COLUMNS)  # not *: PostgreSQL's runs have a rowid column (masis_core/db.py)
 # A running run's owner refreshes its heartbeat this often; one silent for STALE_RUN is taken
 # for dead even when its process id is alive (a reused pid, a process on another host).
 HEARTBEAT_S = 15.0
@@ -112,11 +112,10 @@ class RunRecord:
 
 class RunStore:
     def __init__(self, bench: Workbench) -> None:
-        self.db_path = bench.settings.db_path
-        ensure_schema(self.db_path)
+        self.db = bench.db
 
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.db_path)
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return self.db.connect()
 
     def save(self, rec: RunRecord) -> None:
         rec.updated_at = now_iso()
@@ -132,11 +131,7 @@ class RunStore:
             "input": json.dumps(rec.input) if rec.input is not None else None,
         }
         with self._conn() as conn:
-            conn.execute(
-                f"INSERT OR REPLACE INTO runs ({', '.join(COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(COLUMNS))})",
-                [row[c] for c in COLUMNS],
-            )
+            conn.execute(upsert("runs", COLUMNS, ("run_id",)), [row[c] for c in COLUMNS])
 
     def set_feedback(self, run_id: str, right: bool | None) -> None:
         """Only the verdict changes: a thumbs click never rewrites the rest of the record."""
@@ -186,7 +181,7 @@ class RunStore:
                 cur = conn.execute(
                     "UPDATE runs SET status = 'failed', error = ?, owner = NULL,"
                     " heartbeat = NULL, updated_at = ? WHERE run_id = ? AND status = 'running'"
-                    " AND owner IS ?",
+                    " AND owner IS NOT DISTINCT FROM ?",
                     (INTERRUPTED, now_iso(), row["run_id"], row["owner"]),
                 )
                 swept += cur.rowcount
@@ -202,14 +197,15 @@ class RunStore:
 
     def get(self, run_id: str) -> RunRecord | None:
         with self._conn() as conn:
-            row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = conn.execute(f"SELECT {SELECT} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return _record(row) if row else None
 
     def thread(self, thread_id: str) -> list[RunRecord]:
         """A thread's runs in the order they were asked: its first run, then the follow-ups."""
         with self._conn() as conn:
             rows = conn.execute(
-                "SELECT * FROM runs WHERE run_id = ? OR thread = ? ORDER BY created_at, rowid",
+                f"SELECT {SELECT} FROM runs WHERE run_id = ? OR thread = ?"
+                " ORDER BY created_at, rowid",
                 (thread_id, thread_id),
             )
             return [_record(r) for r in rows.fetchall()]
@@ -226,13 +222,13 @@ class RunStore:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT * FROM runs{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                f"SELECT {SELECT} FROM runs{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (*args, limit),
             )
             return [_record(r) for r in rows.fetchall()]
 
 
-def _record(row: sqlite3.Row) -> RunRecord:
+def _record(row: Any) -> RunRecord:
     d = dict(row)
     for key, empty in (("citations", "[]"), ("metrics", "{}"), ("trace", "[]")):
         d[key] = json.loads(d[key] or empty)
@@ -247,7 +243,7 @@ class RunService:
 
     def __init__(self, bench: Workbench, web_search: Any = None) -> None:
         self.bench = bench
-        self.graph = compile_graph(bench.settings.db_path)
+        self.graph = compile_graph(bench.db)
         self.store = RunStore(bench)
         # No key, no web hook: then nothing in a run can attempt a web request.
         self.web_search = web_search if web_search is not None else make_web_search(bench.settings)
@@ -490,7 +486,7 @@ class RunService:
                     return
             try:
                 self.store.beat(current_owner(), ids)
-            except sqlite3.Error:  # a busy database: the next beat will do
+            except Exception:  # a busy or unreachable database: the next beat will do
                 log.warning("could not refresh run heartbeats", exc_info=True)
 
     def _record_state(self, rec: RunRecord, config: RunnableConfig) -> None:

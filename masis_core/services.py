@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from masis_core.config import Settings, get_settings
+from masis_core.db import open_database
 from masis_core.errors import EmbedderMismatch
 from masis_core.llm.embeddings import (
     WORDLLAMA,
@@ -50,11 +51,12 @@ class Workbench:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or get_settings()
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.registry = Registry(self.settings.db_path)
+        self.db = open_database(self.settings)
+        self.registry = Registry(self.db)
         self.store = VectorStore(self.settings)
         # Data dirs from before a collection per workspace move over once, on first start.
         self.store.migrate_shared(self.registry.list_workspaces())
-        self.bm25 = Bm25Store(self.settings.db_path, self.settings.data_dir / "bm25")
+        self.bm25 = Bm25Store(self.db, self.settings.data_dir / "bm25")
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()
         # WordLlama's word vectors serve the soft keyword match whatever the workspace's

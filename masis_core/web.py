@@ -1,4 +1,4 @@
-"""Web search through Tavily: isolated queries, URL dedup, a SQLite cache.
+"""Web search through Tavily: isolated queries, URL dedup, a cache in the database.
 
 Only ever built with an API key: tavily-python has a key-less mode that would still call out,
 and "no key" must mean "no web request" everywhere.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -19,10 +18,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from masis_core.config import Settings
 from masis_core.context import WebSearch
-from masis_core.db import connect, ensure_schema
+from masis_core.db import Connection, open_database, upsert
 from masis_core.state import Evidence
 
 log = logging.getLogger(__name__)
+
+CACHE_COLUMNS = ("key", "query", "params", "results", "fetched_at")
 
 
 def parse_domains(text: str) -> list[str]:
@@ -106,7 +107,7 @@ class WebOutcome:
 
 
 class WebSearcher:
-    """One per process; thread-safe (a SQLite connection per call, one HTTP session)."""
+    """One per process; thread-safe (a database connection per call, one HTTP session)."""
 
     def __init__(self, settings: Settings, client: Any | None = None) -> None:
         if settings.tavily_api_key is None:
@@ -120,11 +121,10 @@ class WebSearcher:
                 api_base_url=settings.tavily_base_url,
             )
         self.client = client
-        self.db_path = settings.db_path
-        ensure_schema(self.db_path)
+        self.db = open_database(settings)
 
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.db_path)
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return self.db.connect()
 
     def params(self, trusted_only: bool, domains: Sequence[str] | None = None) -> dict[str, Any]:
         """What is sent besides the query; part of the cache key."""
@@ -149,7 +149,7 @@ class WebSearcher:
     def _store(self, key: str, query: str, params: dict[str, Any], results: list) -> None:
         with self._conn() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO web_cache VALUES (?,?,?,?,?)",
+                upsert("web_cache", CACHE_COLUMNS, ("key",)),
                 (key, query, json.dumps(params), json.dumps(results), time.time()),
             )
 

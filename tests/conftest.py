@@ -16,6 +16,8 @@ from tests.fake_ollama import FakeOllama
 from tests.pdfs import make_pdf
 from tests.texts import BOILER, PUMP
 
+pytest_plugins = ["tests.servers"]  # postgres_server, postgres_url, chroma_server
+
 FIXTURES = Path(__file__).parent / "fixtures"
 # A port nothing listens on: "Ollama is down" without leaving loopback.
 DEAD_HOST = "http://127.0.0.1:9"
@@ -57,11 +59,29 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The database a store test runs against: a test (or module, through
+    ``pytest.mark.usefixtures("backend")``) that asks for it runs once on each; ``settings``
+    then points at a fresh PostgreSQL database for the second."""
+    return str(request.param)
+
+
 @pytest.fixture
-def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+def settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Settings]:
     """Offline settings on a private data dir, also visible to code that reads the env."""
-    for key in ("MASIS_CHROMA_HOST", "TAVILY_API_KEY", "MASIS_EMBED_MODEL", "MASIS_PROVIDER"):
+    for key in (
+        "MASIS_CHROMA_HOST",
+        "TAVILY_API_KEY",
+        "MASIS_EMBED_MODEL",
+        "MASIS_PROVIDER",
+        "MASIS_POSTGRES_URL",
+    ):
         monkeypatch.delenv(key, raising=False)
+    if "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgres":
+        monkeypatch.setenv("MASIS_POSTGRES_URL", request.getfixturevalue("postgres_url"))
     monkeypatch.setenv("MASIS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("MASIS_PROVIDER", "offline")
     monkeypatch.setenv("OLLAMA_HOST", DEAD_HOST)

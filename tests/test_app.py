@@ -78,6 +78,7 @@ def test_lists_workspaces_and_their_documents(app: AppTest, bench: Workbench) ->
     assert not any("pump-manual.pdf" in m.value for m in at.markdown)
 
 
+@pytest.mark.usefixtures("backend")
 def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, bench) -> None:
     bench.create_workspace("demo", "wordllama")
     at = app.run()
@@ -134,6 +135,7 @@ def test_web_toggle_is_disabled_without_a_key(app: AppTest, plant) -> None:
     assert any("TAVILY_API_KEY" in c.value for c in at.caption)
 
 
+@pytest.mark.usefixtures("backend")
 def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
     at = ask(app.run(), OFF_TOPIC)
     run_id = at.query_params["run"]

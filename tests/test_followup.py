@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from masis_core.__main__ import main
-from masis_core.db import ensure_schema
+from masis_core.db import SqliteDatabase
 from masis_core.errors import InputError
 from masis_core.followup import Turn, offline_rewrite
 from masis_core.reports import thread_markdown
@@ -50,6 +50,7 @@ def test_a_follow_up_that_stands_alone_is_left_as_typed() -> None:
 
 
 # -- threads in the run store -------------------------------------------------------------------
+@pytest.mark.usefixtures("backend")
 def test_a_follow_up_is_its_own_run_linked_to_the_thread(bench: Workbench, plant) -> None:
     research = RunService(bench)
     first = research.ask(plant.id, FIRST)
@@ -99,7 +100,7 @@ def test_an_old_runs_table_gains_the_thread_columns(tmp_path) -> None:
             "INSERT INTO runs (run_id, workspace_id, question, engine, status, created_at, "
             "updated_at) VALUES ('old', 'w', 'q?', 'offline', 'completed', 't', 't')"
         )
-    ensure_schema(db)
+    SqliteDatabase(db)  # opening it migrates the file
     with sqlite3.connect(db) as conn:
         columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
         assert {"thread", "follow_up"} <= columns

@@ -121,6 +121,7 @@ def test_keyword_only_chunk_survives_a_strict_similarity_threshold(bench, faults
     assert dense["evidence"] == [] and dense["hitl"]["kind"] == "no_evidence"
 
 
+@pytest.mark.usefixtures("backend")
 def test_deleted_documents_disappear_from_keyword_results(bench, faults) -> None:
     doc = next(d for d in bench.documents("faults") if d.filename == "E-4107.txt")
     assert filenames(retrieve(bench.index("faults", "wordllama"), ["E-4107"], 3, "bm25"))[0] == (
@@ -132,6 +133,7 @@ def test_deleted_documents_disappear_from_keyword_results(bench, faults) -> None
     assert doc.doc_id not in set(bench.bm25.rows("faults").values())
 
 
+@pytest.mark.usefixtures("backend")
 def test_keyword_search_never_crosses_workspaces(bench, faults) -> None:
     other = bench.create_workspace("other", "wordllama")
     Ingestor(bench).ingest_bytes(other, b"Secret project E-4101 budget is 9 million.", "x.txt")
@@ -151,6 +153,7 @@ def test_excluded_documents_are_masked_inside_the_keyword_search(bench, faults) 
     assert doc.doc_id not in {h.doc_id for h in hits}
 
 
+@pytest.mark.usefixtures("backend")
 def test_index_is_built_once_per_change_not_per_query(bench, faults) -> None:
     index = bench.keyword_index("faults")
     index.search("faults", "pump", 3)
@@ -164,6 +167,7 @@ def test_index_is_built_once_per_change_not_per_query(bench, faults) -> None:
     assert index._built["faults"] is not built
 
 
+@pytest.mark.usefixtures("backend")
 def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, settings) -> None:
     # A crash between the two writes: rows lost for one document, a stray row for another.
     rows = bench.bm25.rows("faults")
@@ -178,6 +182,22 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     repaired = restarted.bm25.rows("faults")
     assert repaired == rows
     assert "faults/ghost/000000" not in repaired
+
+
+@pytest.mark.usefixtures("backend")
+def test_another_process_drops_its_index_of_a_deleted_workspace_made_again(bench, settings):
+    other = Workbench(settings)  # another process on the same database
+    ws = bench.create_workspace("again", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Fault E-4500: the old boiler alarm.", "old.txt")
+    assert filenames(retrieve(other.index(ws.id, "wordllama"), ["E-4500"], 3, "bm25")) == [
+        "old.txt"
+    ]
+    bench.delete_workspace(ws.id)
+    ws = bench.create_workspace("again", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, b"Fault E-4500: the new pump alarm.", "new.txt")
+    assert filenames(retrieve(other.index(ws.id, "wordllama"), ["E-4500"], 3, "bm25")) == [
+        "new.txt"
+    ]
 
 
 LATE = b"Fault E-4300 means the hatch sensor lost contact; reseat the hatch sensor plug."

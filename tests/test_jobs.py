@@ -26,6 +26,9 @@ VALVE = (
     "The pressure relief valve of the pump opens at 230 bar. The valve is tested every year "
     "and its seal is replaced whenever the test shows a leak of more than two drops a minute."
 )
+# The run store, its claim and the checkpoints: the same tests on SQLite and PostgreSQL.
+pytestmark = pytest.mark.usefixtures("backend")
+
 OFF_TOPIC = "What was the population of Mongolia's capital city in 1990?"
 
 

@@ -65,6 +65,7 @@ def test_a_contents_page_gives_no_headings(tmp_path: Path) -> None:
     assert [(h.title, h.page) for h in detect_headings(path)] == [("About Boilers", 2)]
 
 
+@pytest.mark.usefixtures("backend")
 def test_evaluation_per_mode_is_measured_and_stored(bench: Workbench, library) -> None:
     report = run_evaluation(bench, library.id, k=1)
     assert report["questions"] == 4

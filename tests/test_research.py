@@ -58,6 +58,7 @@ def test_cited_answer_with_right_pages(research: RunService, workspace, bench) -
     assert research.store.get(rec.run_id).status == "completed"
 
 
+@pytest.mark.usefixtures("backend")
 def test_off_topic_question_pauses_then_rephrase_completes(research, workspace) -> None:
     rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
     assert rec.status == "needs_human"
@@ -121,6 +122,7 @@ def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None
     assert "42 million" in done.answer
 
 
+@pytest.mark.usefixtures("backend")
 def test_resume_in_a_new_process(research, workspace, settings) -> None:
     rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
     response = json.dumps({"action": "rephrase", "text": "When is the boiler descaled?"})

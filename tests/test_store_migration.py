@@ -16,6 +16,7 @@ from chromadb.config import Settings as ChromaSettings
 
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings, get_settings
+from masis_core.db import SqliteDatabase
 from masis_core.errors import EmbedderMismatch
 from masis_core.registry import Registry
 from masis_core.retrieval.store import OVERFETCH, chunk_id, collection_name, legacy_collection_name
@@ -40,7 +41,7 @@ def legacy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir as the shared-collection release left it: 'gone' was deleted from the
     registry but its chunks stayed behind; a tenth of the chunks are still invisible."""
     data = tmp_path_factory.mktemp("legacy") / "data"
-    registry = Registry(data / "masis.db")
+    registry = Registry(SqliteDatabase(data / "masis.db"))
     for ws in ("alpha", "beta"):
         registry.create_workspace(ws, "wordllama")
     client = chromadb.PersistentClient(

@@ -111,6 +111,7 @@ def test_duplicates_across_queries_are_dropped(web_bench, tavily) -> None:
     assert all(r["chunk_id"].startswith("web:") and r["source"] == "web" for r in out.results)
 
 
+@pytest.mark.usefixtures("backend")
 def test_a_repeated_query_calls_the_api_once(web_bench, tavily) -> None:
     searcher = WebSearcher(web_bench.settings)
     first = searcher.search([QUESTION])
@@ -121,6 +122,7 @@ def test_a_repeated_query_calls_the_api_once(web_bench, tavily) -> None:
     assert [r["url"] for r in second.results] == [r["url"] for r in first.results]
 
 
+@pytest.mark.usefixtures("backend")
 def test_an_expired_cache_entry_is_fetched_again(settings, tavily, monkeypatch) -> None:
     monkeypatch.setenv("TAVILY_API_KEY", "k")
     monkeypatch.setenv("MASIS_TAVILY_BASE_URL", tavily.url)

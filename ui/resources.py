@@ -23,7 +23,8 @@ def workbench() -> Workbench:
 
 @st.cache_resource(show_spinner=False)
 def run_service() -> RunService:
-    """The compiled graph and its SQLite checkpointer, shared by every browser session."""
+    """The compiled graph and its checkpointer (SQLite or PostgreSQL), shared by every browser
+    session."""
     return RunService(workbench())
 
 

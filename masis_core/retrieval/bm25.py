@@ -2,9 +2,9 @@
 
 Layout and lifecycle:
 
-- The *tokens* of every chunk live in SQLite (``bm25_chunks``), written and deleted together
-  with the document's chunks — that is the incremental part: an ingest adds only its own rows,
-  a delete removes only its own.
+- The *tokens* of every chunk live in the database (``bm25_chunks``, masis_core/db.py),
+  written and deleted together with the document's chunks — that is the incremental part: an
+  ingest adds only its own rows, a delete removes only its own.
 - Each workspace has its own index (its own IDF and average length: another workspace's
   content must not even shape the scores). The index is built from the stored tokens once per
   change of the workspace (a version counter), saved under ``$MASIS_DATA_DIR/bm25/``, kept in
@@ -20,7 +20,6 @@ import json
 import logging
 import re
 import shutil
-import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import bm25s
 import numpy as np
 
-from masis_core.db import connect, ensure_schema
+from masis_core.db import Connection, Database, upsert
 from masis_core.words import BM25_STOPWORDS as STOPWORDS
 from masis_core.words import SNOWBALL as _STEMMER
 
@@ -40,6 +39,10 @@ if TYPE_CHECKING:
     from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
+
+ROW_UPSERT = upsert(
+    "bm25_chunks", ("workspace_id", "chunk_id", "doc_id", "tokens"), ("workspace_id", "chunk_id")
+)
 
 _WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
 _SEPARATORS = re.compile(r"[\-./]")
@@ -94,18 +97,16 @@ class _Built:
 class Bm25Store:
     """Per-workspace BM25 indexes over the chunks stored in Chroma."""
 
-    def __init__(self, db_path: Path, index_dir: Path) -> None:
-        self.db_path = db_path
+    def __init__(self, db: Database, index_dir: Path) -> None:
+        self.db = db
         self.index_dir = index_dir
         self._built: dict[str, _Built] = {}
         self._checked: set[str] = set()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
-        self._readers = threading.local()  # per thread: a connection for ``version``
-        ensure_schema(db_path)
 
-    def _conn(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.db_path)
+    def _conn(self) -> AbstractContextManager[Connection]:
+        return self.db.connect()
 
     def _lock(self, workspace_id: str) -> threading.RLock:
         """The workspace's own lock: during a batch upload into one workspace, queries on the
@@ -123,7 +124,7 @@ class Bm25Store:
         ]
         # Writes take the workspace's lock so that ``reconcile`` never interleaves with them.
         with self._lock(workspace_id), self._conn() as conn:
-            conn.executemany("INSERT OR REPLACE INTO bm25_chunks VALUES (?,?,?,?)", rows)
+            conn.executemany(ROW_UPSERT, rows)
             self._bump(conn, workspace_id)
 
     def delete_document(self, workspace_id: str, doc_id: str) -> None:
@@ -138,29 +139,27 @@ class Bm25Store:
         with self._lock(workspace_id):
             with self._conn() as conn:
                 conn.execute("DELETE FROM bm25_chunks WHERE workspace_id = ?", (workspace_id,))
-                conn.execute("DELETE FROM bm25_versions WHERE workspace_id = ?", (workspace_id,))
+                # Bumped, not deleted: a workspace made again under the same id must not count
+                # from 1 again, or another process would keep its index of the old one.
+                self._bump(conn, workspace_id)
             self._built.pop(workspace_id, None)
             self._checked.discard(workspace_id)
             shutil.rmtree(self._dir(workspace_id), ignore_errors=True)
 
     @staticmethod
-    def _bump(conn: sqlite3.Connection, workspace_id: str) -> None:
+    def _bump(conn: Connection, workspace_id: str) -> None:
         conn.execute(
             "INSERT INTO bm25_versions VALUES (?, 1) ON CONFLICT(workspace_id) "
-            "DO UPDATE SET version = version + 1",
+            "DO UPDATE SET version = bm25_versions.version + 1",
             (workspace_id,),
         )
 
     def version(self, workspace_id: str) -> int:
-        """Read on the thread's own long-lived connection: every keyword lookup checks it (so
-        another process's writes are seen), and opening a connection each time cost 2.4 ms,
-        an eighth of a hybrid retrieval at 100,000 chunks (bench/retrieval_latency.py)."""
-        conn = getattr(self._readers, "conn", None)
-        if conn is None:
-            conn = self._readers.conn = sqlite3.connect(self.db_path, timeout=30)
-        row = conn.execute(
+        """Every keyword lookup checks it, so another process's writes are seen; read through
+        ``Database.read_one``, which keeps a connection per thread for it."""
+        row = self.db.read_one(
             "SELECT version FROM bm25_versions WHERE workspace_id = ?", (workspace_id,)
-        ).fetchone()
+        )
         return int(row[0]) if row else 0
 
     # -- consistency with Chroma ------------------------------------------------------
@@ -224,7 +223,7 @@ class Bm25Store:
                 "DELETE FROM bm25_chunks WHERE workspace_id = ? AND chunk_id = ?",
                 [(workspace_id, cid) for cid in stale],
             )
-            conn.executemany("INSERT OR REPLACE INTO bm25_chunks VALUES (?,?,?,?)", rows)
+            conn.executemany(ROW_UPSERT, rows)
             self._bump(conn, workspace_id)
 
     def needs_check(self, workspace_id: str) -> bool:
