@@ -159,7 +159,13 @@ class TesseractEngine:
         return proc.stdout.decode(errors="replace")
 
     def read(self, image: np.ndarray) -> list[Line]:
-        return _tsv_lines(self._run(image, "--psm", "3", "-l", "eng", "tsv"))
+        # --psm 3 (automatic layout) cuts a numbered list or a two-part table row into
+        # blocks read one after the other ("1 2 3" apart from their items); --psm 4 (one
+        # column, lines of any size) keeps each line whole: 0.7% instead of 2.8% normalised
+        # CER on 30 manual pages (bench.ocr_quality). It would run two columns' lines
+        # together, so a page with a gutter keeps --psm 3.
+        psm = "3" if has_columns(image) else "4"
+        return _tsv_lines(self._run(image, "--psm", psm, "-l", "eng", "tsv"))
 
     def orientation(self, image: np.ndarray) -> int | None:
         """Degrees to turn the page clockwise to read it, by tesseract's orientation
@@ -176,6 +182,39 @@ class TesseractEngine:
         except (KeyError, ValueError):
             return None
         return rotate if rotate in ROTATIONS else None
+
+
+# A gutter: a run of columns, in the middle half of the text's width, at least this share of
+# that width, where at most INK_IN_GUTTER of the inked rows have ink (a heading or a rule
+# across the page crosses a gutter), with at least MIN_SIDE_INK of the ink on either side.
+GUTTER_WIDTH = 0.02
+INK_IN_GUTTER = 0.02
+MIN_SIDE_INK = 0.2
+
+
+def has_columns(image: np.ndarray) -> bool:
+    """Whether the page is set in two or more columns side by side (a white gutter down its
+    middle), from the image's ink per pixel column."""
+    ink = image < 128
+    rows = int(np.count_nonzero(ink.any(axis=1)))
+    per_column = ink.sum(axis=0)
+    inked = np.flatnonzero(per_column)
+    if rows == 0 or len(inked) == 0:
+        return False
+    left, right = int(inked[0]), int(inked[-1]) + 1
+    width = right - left
+    lo, hi = left + width // 4, right - width // 4
+    empty = per_column[lo:hi] <= INK_IN_GUTTER * rows
+    total = float(per_column.sum())
+    run = 0
+    for offset, is_empty in enumerate(empty):
+        run = run + 1 if is_empty else 0
+        if run >= max(2, GUTTER_WIDTH * width):
+            split = lo + offset
+            before = float(per_column[:split].sum())
+            if min(before, total - before) >= MIN_SIDE_INK * total:
+                return True
+    return False
 
 
 def _tsv_lines(tsv: str) -> list[Line]:
@@ -276,16 +315,18 @@ def read_page(engine: Engine, image: np.ndarray) -> Reading:
     reads upright at 0.64 and, turned sideways, at 0.92 out of order; its orientation
     detector settles such pages with one extra call instead of three more readings."""
     lines = engine.read(image)
-    if not any(x.text for x in lines):
-        return Reading("", 0.0, 0)  # nothing that looks like text, in any orientation
     best = _reading(lines, 0)
     if best.confidence >= UPRIGHT_CONFIDENCE:
         return best
+    # Asked even when the upright reading found nothing: tesseract's one-column mode finds
+    # no line at all on a sideways page.
     detected = engine.orientation(image)
     if detected == 0:
         return best
     if detected is not None:
         return _reading(engine.read(_turned(image, detected)), detected)
+    if not any(x.text for x in lines):
+        return best  # nothing that looks like text, in any orientation
     for rotation in ROTATIONS[1:]:
         reading = _reading(engine.read(_turned(image, rotation)), rotation)
         if reading.confidence > best.confidence:

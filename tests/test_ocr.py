@@ -139,6 +139,30 @@ def test_a_page_scanned_upside_down_or_sideways_is_read_upright(
         assert "turned upright: page 1 (180°)" in "; ".join(report.notes)
 
 
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_a_page_in_two_columns_is_read_column_by_column(bench: Workbench) -> None:
+    """tesseract reads one-column pages line by line (--psm 4); a page with a gutter keeps
+    its layout analysis, or each line would run into the other column's."""
+    bench.settings.ocr_engine = "tesseract"
+    ws = bench.create_workspace("plant", "wordllama")
+    pdf = FPDF(format=(148, 210))
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.set_xy(8, 10)
+    pdf.multi_cell(w=60, h=5, text=" ".join(f"Left note {i} on the pump seals." for i in range(8)))
+    pdf.set_xy(78, 10)
+    pdf.multi_cell(w=60, h=5, text=" ".join(f"Right note {i} on the feed valve." for i in range(8)))
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    page = doc[0].render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    doc.close()
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "columns.pdf")
+    assert report.status == "ingested", report.error
+    got = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})
+    text = " ".join(got["documents"])
+    assert "Left note 7" in text and "Right note 0" in text, text
+    assert text.index("Right note 0") > text.index("Left note 7"), text
+
+
 def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory stays that of one page whatever the length of the scan: when a page is read,
     no earlier page's image is alive any more (500 pages measured: bench.ocr_quality)."""
