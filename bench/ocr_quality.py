@@ -39,6 +39,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from fpdf import FPDF
+from PIL import Image, ImageDraw
 
 from evaluation.retrieval import load_page_questions, page_hit, query_variants
 from ingest.isolate import ChildCall
@@ -210,17 +211,22 @@ def sample_pages(pdfs: list[Path], total: int) -> list[tuple[Path, int]]:
     return out
 
 
+def render(path: Path, index: int) -> tuple[Image.Image, float, float]:
+    """The page as a grayscale picture at ``OCR_DPI``, and its size in points."""
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        page = pdf[index]
+        width, height = page.get_size()
+        return page.render(scale=OCR_DPI / 72, grayscale=True).to_pil(), width, height
+    finally:
+        pdf.close()
+
+
 def image_pdf(pages: list[tuple[Path, int, int]]) -> bytes:
     """(file, page index, degrees turned clockwise) as one image-only PDF at ``OCR_DPI``."""
     out = FPDF(unit="pt")
     for path, index, turn in pages:
-        pdf = pdfium.PdfDocument(str(path))
-        try:
-            page = pdf[index]
-            width, height = page.get_size()
-            image = page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
-        finally:
-            pdf.close()
+        image, width, height = render(path, index)
         if turn:
             image = image.rotate(-turn, expand=True)  # PIL turns counter-clockwise
             if turn in (90, 270):
@@ -230,6 +236,90 @@ def image_pdf(pages: list[tuple[Path, int, int]]) -> bytes:
         out.add_page(format=(width, height))
         out.image(buf, x=0, y=0, w=width, h=height)
     return bytes(out.output())
+
+
+def long_scan(pdfs: list[Path], n_pages: int, distinct: int = 50) -> bytes:
+    """An image-only PDF of ``n_pages``: ``distinct`` real manual pages over and over, each
+    copy stamped with its own page number (so each page is its own picture, as in a real
+    scan, not one shared image) and stored as JPEG, as scanners do (about 0.3 MB a page)."""
+    sources = [render(p, i) for p, i in sample_pages(pdfs, distinct)]
+    out = FPDF(unit="pt")
+    for n in range(n_pages):
+        image, width, height = sources[n % len(sources)]
+        page = image.copy()
+        ImageDraw.Draw(page).text((20, page.height - 30), f"scan page {n + 1}", fill=0)
+        buf = io.BytesIO()
+        page.save(buf, format="JPEG", quality=85)
+        out.add_page(format=(width, height))
+        out.image(buf, x=0, y=0, w=width, h=height)
+    return bytes(out.output())
+
+
+def _status_mb(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM (peak) of a process, in MB, from /proc."""
+    out = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        pids += [int(p) for p in (task / "children").read_text().split()]
+    return pids
+
+
+def memory(pdfs: list[Path], n_pages: int, engine: str, every: int = 50) -> dict[str, Any]:
+    """Ingest a ``long_scan`` of ``n_pages`` with OCR through the real pipeline (one parse
+    child for the file, as in the app); at every ``every`` pages OCRed, the child's resident
+    and peak memory (VmRSS, VmHWM from /proc: the parse child itself, not the short-lived
+    tesseract process it runs per page). Printed to stderr as it goes."""
+    data = long_scan(pdfs, n_pages)
+    samples: list[dict[str, Any]] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="masis-ocr-memory-") as tmp:
+        settings = Settings(data_dir=Path(tmp), provider="offline")
+        settings.ocr_engine = engine  # type: ignore[assignment]
+        settings.ocr_page_timeout_s = 600
+        settings.max_upload_mb = max(settings.max_upload_mb, len(data) // 2**20 + 1)
+        bench = Workbench(settings)
+        ws = bench.registry.create_workspace("scan", "wordllama")
+
+        def on_start(_i: int, _source: Source) -> Any:
+            def progress(stage: str, done: int, total: int) -> None:
+                # Not at the very end: the child is then sending its result and exiting.
+                if stage != "OCR pages" or not (done % every == 0 or done == total - 1):
+                    return
+                for pid in _children():
+                    try:
+                        mb = _status_mb(pid)
+                    except OSError:  # the child has just ended
+                        continue
+                    if not mb:
+                        continue
+                    row = {"pages": done, "s": round(time.monotonic() - started)}
+                    row |= {k: round(v) for k, v in mb.items()}
+                    samples.append(row)
+                    print(f"  memory: {row}", file=sys.stderr, flush=True)
+
+            return progress
+
+        (report,) = Ingestor(bench).ingest_each(ws, [Source.of_bytes("scan.pdf", data)], on_start)
+    return {
+        "engine": engine,
+        "pages": n_pages,
+        "scan_mb": round(len(data) / 2**20, 1),
+        "status": report.status,
+        "ocr_pages": len(report.ocr_pages),
+        "chunks": report.chunks,
+        "seconds": round(time.monotonic() - started),
+        "child": samples,
+        "parent_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
 
 
 def _parse_with_peak(
@@ -417,8 +507,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--worst", type=int, default=0, help="diff this many worst pages to stderr")
     ap.add_argument(
-        "--part", choices=["all", "quality", "pages"], default="all", help="run one half only"
+        "--part",
+        choices=["all", "quality", "pages", "memory"],
+        default="all",
+        help="one part only (memory: not part of all)",
     )
+    ap.add_argument("--scan-pages", type=int, default=500, help="pages of --part memory's scan")
     args = ap.parse_args(argv)
     engines = [e for e in args.engines.split(",") if resolve(e) == e]  # type: ignore[arg-type]
     if not engines:
@@ -426,6 +520,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     pdfs = sorted(args.pdfs.glob("*.pdf"))
     report: dict[str, Any] = {"engines": engines}
+    if args.part == "memory":
+        print(json.dumps(memory(pdfs, args.scan_pages, engines[0]), indent=2))
+        return 0
     if args.part in ("all", "quality"):
         report["quality"] = quality(pdfs, args.pages, engines, args.worst)
     if args.part in ("all", "pages"):
