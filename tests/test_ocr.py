@@ -163,6 +163,28 @@ def test_a_page_in_two_columns_is_read_column_by_column(bench: Workbench) -> Non
     assert text.index("Right note 0") > text.index("Left note 7"), text
 
 
+def test_rapidocr_is_built_once_and_later_files_reuse_it(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a file needed rapidocr, the parent holds the built engine and the next file's
+    child inherits it: that child reads its scan even though building one would fail."""
+    from ingest import ocr
+
+    monkeypatch.setattr(ocr, "_BUILT", {})
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    first = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "first.pdf")
+    assert first.ocr_pages == [1]
+
+    def broken(_self: object) -> None:
+        raise RuntimeError("models not loadable")
+
+    monkeypatch.setattr(ocr.RapidOcrEngine, "__init__", broken)
+    page = scanned_page(PUMP).rotate(-180, expand=True)  # other bytes: not a duplicate
+    second = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "second.pdf")
+    assert (second.status, second.ocr_pages) == ("ingested", [1]), second.error
+
+
 def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory stays that of one page whatever the length of the scan: when a page is read,
     no earlier page's image is alive any more (500 pages measured: bench.ocr_quality)."""
