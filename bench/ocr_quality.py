@@ -256,13 +256,21 @@ def long_scan(pdfs: list[Path], n_pages: int, distinct: int = 50) -> bytes:
 
 
 def _status_mb(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM (peak) of a process, in MB, from /proc."""
-    out = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) / 1024
+    """A process's memory in MB, from /proc: VmRSS and VmHWM (its peak) count the pages it
+    shares with the parent it was forked from (the scan's bytes, the parent's models);
+    Private (Private_Clean + Private_Dirty of smaps_rollup) is what it holds alone."""
+    out: dict[str, float] = {}
+    for name, keys in (
+        ("status", ("VmRSS", "VmHWM")),
+        ("smaps_rollup", ("Private_Clean", "Private_Dirty")),
+    ):
+        with open(f"/proc/{pid}/{name}") as lines:
+            for line in lines:
+                key, _, value = line.partition(":")
+                if key in keys:
+                    out[key] = int(value.split()[0]) / 1024
+    if "Private_Clean" in out:
+        out["Private"] = out.pop("Private_Clean") + out.pop("Private_Dirty", 0.0)
     return out
 
 
