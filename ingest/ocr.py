@@ -61,11 +61,11 @@ class Line:
 class Engine(Protocol):
     name: str
 
-    def read(self, image: np.ndarray) -> list[Line]:
-        """Lines of a grayscale image, in reading order."""
+    def read(self, image: np.ndarray, dpi: float = OCR_DPI) -> list[Line]:
+        """Lines of a grayscale image (rendered at ``dpi``), in reading order."""
         ...
 
-    def orientation(self, image: np.ndarray) -> int | None:
+    def orientation(self, image: np.ndarray, dpi: float = OCR_DPI) -> int | None:
         """Degrees to turn the image clockwise to read it, when the engine can tell without
         reading it four times; ``None`` otherwise."""
         ...
@@ -94,12 +94,12 @@ class RapidOcrEngine:
             det_limit_side_len=1280,
         )
 
-    def read(self, image: np.ndarray) -> list[Line]:
+    def read(self, image: np.ndarray, dpi: float = OCR_DPI) -> list[Line]:
         # No line classifier: a page's orientation is settled for the whole page instead.
         result, _elapsed = self._ocr(image, use_cls=False)
         return _join_boxes(result or [])
 
-    def orientation(self, image: np.ndarray) -> int | None:
+    def orientation(self, image: np.ndarray, dpi: float = OCR_DPI) -> int | None:
         return None  # no page-level detector: read_page tries the turns by confidence
 
 
@@ -140,7 +140,7 @@ class TesseractEngine:
             raise RuntimeError("tesseract is not installed (apt-get install tesseract-ocr)")
         self._binary = binary
 
-    def _run(self, image: np.ndarray, *args: str) -> str:
+    def _run(self, image: np.ndarray, dpi: float, *args: str) -> str:
         from PIL import Image
 
         png = io.BytesIO()
@@ -148,7 +148,7 @@ class TesseractEngine:
         # --dpi: the image's real resolution. Without it tesseract guesses from the text
         # height (it said 160-270 dpi for the manuals' pages at 200).
         proc = subprocess.run(
-            [self._binary, "stdin", "stdout", "--dpi", str(OCR_DPI), *args],
+            [self._binary, "stdin", "stdout", "--dpi", str(round(dpi)), *args],
             input=png.getvalue(),
             capture_output=True,
             check=False,
@@ -158,22 +158,22 @@ class TesseractEngine:
             raise RuntimeError(proc.stderr.decode(errors="replace").strip()[:200])
         return proc.stdout.decode(errors="replace")
 
-    def read(self, image: np.ndarray) -> list[Line]:
+    def read(self, image: np.ndarray, dpi: float = OCR_DPI) -> list[Line]:
         # --psm 3 (automatic layout) cuts a numbered list or a two-part table row into
         # blocks read one after the other ("1 2 3" apart from their items); --psm 4 (one
         # column, lines of any size) keeps each line whole: 0.7% instead of 2.8% normalised
         # CER on 30 manual pages (bench.ocr_quality). It would run two columns' lines
         # together, so a page with a gutter keeps --psm 3.
         psm = "3" if has_columns(image) else "4"
-        return _tsv_lines(self._run(image, "--psm", psm, "-l", "eng", "tsv"))
+        return _tsv_lines(self._run(image, dpi, "--psm", psm, "-l", "eng", "tsv"))
 
-    def orientation(self, image: np.ndarray) -> int | None:
+    def orientation(self, image: np.ndarray, dpi: float = OCR_DPI) -> int | None:
         """Degrees to turn the page clockwise to read it, by tesseract's orientation
         detection (``--psm 0``, osd.traineddata, shipped with tesseract-ocr); ``None`` when
         it finds too few letters to tell. On 40 manual pages turned 0/90/180/270 degrees it
         named every turn right (its "Rotate" is the clockwise correction)."""
         try:
-            out = self._run(image, "--psm", "0")
+            out = self._run(image, dpi, "--psm", "0")
         except RuntimeError:  # "Too few characters": no answer, not an error
             return None
         fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
@@ -328,28 +328,28 @@ def _reading(lines: list[Line], rotation: int) -> Reading:
     return Reading("\n".join(x.text for x in lines), _score(lines), rotation)
 
 
-def read_page(engine: Engine, image: np.ndarray) -> Reading:
+def read_page(engine: Engine, image: np.ndarray, dpi: float = OCR_DPI) -> Reading:
     """The page's text, read upright, or in the orientation the engine detects when the
     upright reading is unsure, or else in the turn that gives the most confident reading.
 
     Confidence alone misleads tesseract: a contents page (dot leaders read as "cee eee")
     reads upright at 0.64 and, turned sideways, at 0.92 out of order; its orientation
     detector settles such pages with one extra call instead of three more readings."""
-    lines = engine.read(image)
+    lines = engine.read(image, dpi)
     best = _reading(lines, 0)
     if best.confidence >= UPRIGHT_CONFIDENCE:
         return best
     # Asked even when the upright reading found nothing: tesseract's one-column mode finds
     # no line at all on a sideways page.
-    detected = engine.orientation(image)
+    detected = engine.orientation(image, dpi)
     if detected == 0:
         return best
     if detected is not None:
-        return _reading(engine.read(_turned(image, detected)), detected)
+        return _reading(engine.read(_turned(image, detected), dpi), detected)
     if not any(x.text for x in lines):
         return best  # nothing that looks like text, in any orientation
     for rotation in ROTATIONS[1:]:
-        reading = _reading(engine.read(_turned(image, rotation)), rotation)
+        reading = _reading(engine.read(_turned(image, rotation), dpi), rotation)
         if reading.confidence > best.confidence:
             best = reading
         if best.confidence >= UPRIGHT_CONFIDENCE:

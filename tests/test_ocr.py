@@ -185,6 +185,30 @@ def test_rapidocr_is_built_once_and_later_files_reuse_it(
     assert (second.status, second.ocr_pages) == ("ingested", [1]), second.error
 
 
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_tiny_print_found_at_no_text_is_read_again_at_twice_the_resolution(
+    bench: Workbench,
+) -> None:
+    """3-pt print (a form's label) is too small to read at 200 dpi; scanned finer, it is
+    there, and a page that gave nothing is read again at 400 dpi."""
+    bench.settings.ocr_engine = "tesseract"
+    ws = bench.create_workspace("plant", "wordllama")
+    pdf = FPDF(format=A6)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=3)
+    pdf.set_xy(8, 10)
+    pdf.cell(text="Pump seal record sheet")
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    page = doc[0].render(scale=600 / 72, grayscale=True).to_pil()  # a fine scan
+    doc.close()
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "form.pdf")
+    assert (report.status, report.ocr_pages) == ("ingested", [1]), report.error
+    (text,) = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})[
+        "documents"
+    ]
+    assert "seal record" in text.lower(), text
+
+
 def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory stays that of one page whatever the length of the scan: when a page is read,
     no earlier page's image is alive any more (500 pages measured: bench.ocr_quality)."""
@@ -196,10 +220,10 @@ def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch
     alive_before: list[int] = []
     real = parsing.read_page
 
-    def watched(engine, image):
+    def watched(engine, image, dpi):
         alive_before.append(sum(1 for ref in images if ref() is not None))
         images.append(weakref.ref(image))
-        return real(engine, image)
+        return real(engine, image, dpi)
 
     monkeypatch.setattr(parsing, "read_page", watched)
     parsed = parsing.parse_pdf(image_pdf([scanned_page(PUMP)] * 3), OcrOptions("auto"))
