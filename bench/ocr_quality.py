@@ -2,14 +2,29 @@
 
     nice python -m bench.ocr_quality [--pdfs .pdf-corpus/manuals] [--pages 30] \
         [--questions bench/data/manual-answerable.json] [--max-questions 10] \
-        [--engines rapidocr,tesseract] [--json]
+        [--engines rapidocr,tesseract] [--part all|quality|pages|memory] [--worst N] \
+        [--scan-pages 500] [--json]
 
-Pages of the manuals (spread over each manual, ones with a real text layer) are rendered at
-200 dpi with pypdfium2 and assembled into an image-only PDF (no text layer), every fifth page
+Pages of the manuals (spread evenly over each manual and shared out round-robin; ones with a
+real text layer and no picture, whose words the text layer would lack) are rendered at 200
+dpi with pypdfium2 and assembled into an image-only PDF (no text layer), every fifth page
 turned 90 degrees and every seventh 180, as a scanner feeding pages the wrong way would. Each
 engine reads that PDF through the real parse child (``ingest.isolate``); the table gives,
-per engine, the character error rate against the original text layer (whitespace collapsed),
-the rotated pages turned back correctly, pages/s and the child's peak memory.
+per engine, the character error rate against the original text layer, the rotated pages
+turned back correctly, pages/s and the child's peak memory.
+
+Two error rates. *Raw*: edit distance between the whitespace-collapsed texts, over the
+reference's length. *Normalised* (``page_errors``): both sides folded the same way
+(``fold_lines``: accents, quotes and dashes, dot leaders, a line's list bullet), then the
+OCR lines compared as read or put in the reference's reading order (``reading_order``: each
+OCR line goes where the reference line sharing most of its character trigrams is), whichever
+is closer. Reordering moves whole lines and never changes a character, so every misread,
+missing or extra character still counts; only a block read before another stops counting.
+``--worst N`` prints the N worst pages' line diffs to stderr.
+
+``--part memory``: a scan of ``--scan-pages`` pages (50 real pages over and over, each copy
+its own JPEG picture) ingested with OCR through the pipeline; the parse child's memory is
+read from /proc every 50 pages (``memory``).
 
 Page-hit@5: for the first ``--max-questions`` questions of ``manual-answerable.json`` (the
 issue names ``manual-questions.json``, which does not exist; this is the 53-question file
