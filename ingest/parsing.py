@@ -224,9 +224,18 @@ def _render_for_ocr(pdf: pdfium.PdfDocument, index: int, dpi: float) -> tuple[np
 # A page read with less confidence than this at OCR_DPI (or not at all) is read again at
 # SMALL_TEXT_DPI, and the more confident reading kept: print of 3 pt (a form's label, the one
 # on pypdf's issue-3850 test page) is 8 px high at 200 dpi, read by tesseract as nothing or
-# "ump sealrecord sheet" (0.39), and right at 400 (0.97). Pictures pay for it too.
+# "ump sealrecord sheet" (0.39), and right at 400 (0.97). Pictures pay for it too, and
+# the finer reading is kept only when it is itself that sure.
 SMALL_TEXT_DPI = 2 * OCR_DPI
 SMALL_TEXT_CONFIDENCE = 0.5
+
+
+def _better(finer: Reading | None, first: Reading | None) -> bool:
+    """The finer reading replaces the first only when it is sure itself: at 400 dpi a
+    photograph's texture reads as words too ("ae picnics teinad", confidence 0.18)."""
+    if finer is None or finer.confidence < SMALL_TEXT_CONFIDENCE:
+        return False
+    return first is None or finer.confidence > first.confidence
 
 
 def _read(
@@ -273,7 +282,7 @@ def _ocr(
                 unsure = reading is None or reading.confidence < SMALL_TEXT_CONFIDENCE
                 if unsure and dpi >= 0.99 * OCR_DPI:  # not already shrunk to the pixel cap
                     finer, _ = _read(engine, pdf, number - 1, SMALL_TEXT_DPI)
-                    if finer is not None and finer.confidence > getattr(reading, "confidence", 0):
+                    if _better(finer, reading):
                         reading = finer
         except pdfium.PdfiumError:
             parsed.failed_pages.append(number)
