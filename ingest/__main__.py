@@ -1,4 +1,5 @@
-"""``python -m ingest --workspace W [--embedder ...] PATH... [--json]``
+"""``python -m ingest --workspace W [--embedder ...] PATH... [--json]``, or
+``python -m ingest --workspace W --list [--json]`` for the documents already there.
 
 Exit status: 0 when every file is ingested or a duplicate, 1 when any file failed (the others
 are still ingested), 2 when nothing could start (bad workspace, embedder, arguments).
@@ -11,9 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths
+from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
+from masis_core.registry import Document, Workspace
 from masis_core.services import Workbench
 
 
@@ -28,7 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="auto | wordllama | ollama:nomic-embed-text (fixed when the workspace is created)",
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    parser.add_argument(
+        "--list", action="store_true", help="list the workspace's documents instead of ingesting"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--verbose", "-v", action="store_true")
     return parser
@@ -42,8 +47,36 @@ def totals(reports: list[FileReport]) -> dict[str, int]:
     return out
 
 
+def document_line(doc: Document) -> str:
+    """'manual.pdf: 40 pages, 120 chunks, 3 read by OCR (pages 1, 2, 3)'."""
+    ocr = (
+        f", {len(doc.ocr_pages)} read by OCR ({shown_pages(doc.ocr_pages)})"
+        if doc.ocr_pages
+        else ""
+    )
+    return f"{doc.filename}: {doc.pages} pages, {doc.chunks} chunks{ocr}"
+
+
+def list_documents(bench: Workbench, ws: Workspace, as_json: bool) -> int:
+    docs = bench.documents(ws.id)
+    if as_json:
+        rows = [
+            {k: getattr(d, k) for k in ("filename", "doc_id", "pages", "chunks", "ocr_pages")}
+            for d in docs
+        ]
+        print(json.dumps({"workspace": ws.id, "documents": rows}, indent=2))
+        return 0
+    for doc in docs:
+        print(document_line(doc))
+    print(f"workspace {ws.id} ({ws.embed_model}): {len(docs)} documents")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.paths and not args.list:
+        parser.error("give the PATHs to ingest, or --list")
     setup_logging(args.verbose)
     try:
         bench = Workbench()
@@ -53,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     except MasisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.list:
+        return list_documents(bench, ws, args.json)
 
     files = expand_paths(args.paths)
     if not files:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.highlight import HighlightedPage, highlight_page
-from ingest.ocr import OcrOptions, preload
+from ingest.ocr import OcrOptions, keep_engine, preload
 from ingest.parsing import (
     TEXT_SUFFIXES,
     ParsedDocument,
@@ -257,6 +257,8 @@ class PendingParse:
             return self._done
         kind, payload = self._child.outcome(on_progress, cancelled)
         if kind == "ok":
+            if payload.ocr_engine is not None:
+                keep_engine(payload.ocr_engine)
             return payload
         if kind == "document":
             raise DocumentError(payload)

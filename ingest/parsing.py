@@ -18,8 +18,10 @@ from PIL import Image
 from ingest.ocr import (
     MAX_OCR_PIXELS,
     OCR_DPI,
+    Engine,
     OcrOptions,
     ProgressFn,
+    Reading,
     make_engine,
     read_page,
     resolve,
@@ -203,19 +205,48 @@ def _page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
         page.close()
 
 
-def _render_for_ocr(pdf: pdfium.PdfDocument, index: int) -> np.ndarray:
-    """The page as a grayscale image at ``OCR_DPI`` (smaller past ``MAX_OCR_PIXELS``)."""
+def _render_for_ocr(pdf: pdfium.PdfDocument, index: int, dpi: float) -> tuple[np.ndarray, float]:
+    """The page as a grayscale image at ``dpi`` (less past ``MAX_OCR_PIXELS``), and the
+    resolution it got."""
     page = pdf[index]
     try:
         width_pt, height_pt = (max(1.0, side) for side in page.get_size())
-        scale = min(OCR_DPI / 72, math.sqrt(MAX_OCR_PIXELS / (width_pt * height_pt)))
+        scale = min(dpi / 72, math.sqrt(MAX_OCR_PIXELS / (width_pt * height_pt)))
         bitmap = page.render(scale=scale, grayscale=True)
         try:
-            return np.array(bitmap.to_numpy(), copy=True)
+            return np.array(bitmap.to_numpy(), copy=True), scale * 72
         finally:
             bitmap.close()
     finally:
         page.close()
+
+
+# A page read with less confidence than this at OCR_DPI (or not at all) is read again at
+# SMALL_TEXT_DPI, and the more confident reading kept: print of 3 pt (a form's label, the one
+# on pypdf's issue-3850 test page) is 8 px high at 200 dpi, read by tesseract as nothing or
+# "ump sealrecord sheet" (0.39), and right at 400 (0.97). Pictures pay for it too, and
+# the finer reading is kept only when it is itself that sure.
+SMALL_TEXT_DPI = 2 * OCR_DPI
+SMALL_TEXT_CONFIDENCE = 0.5
+
+
+def _better(finer: Reading | None, first: Reading | None) -> bool:
+    """The finer reading replaces the first only when it is sure itself: at 400 dpi a
+    photograph's texture reads as words too ("ae picnics teinad", confidence 0.18)."""
+    if finer is None or finer.confidence < SMALL_TEXT_CONFIDENCE:
+        return False
+    return first is None or finer.confidence > first.confidence
+
+
+def _read(
+    engine: Engine, pdf: pdfium.PdfDocument, index: int, dpi: float
+) -> tuple[Reading | None, float]:
+    """Render, read, drop the image: the reading (``None`` for a sliver of a page) and the
+    resolution it was read at."""
+    image, got = _render_for_ocr(pdf, index, dpi)
+    if min(image.shape[:2]) < MIN_OCR_SIDE_PX:
+        return None, got
+    return read_page(engine, image, got), got
 
 
 def _ocr(
@@ -247,10 +278,12 @@ def _ocr(
         progress(done, len(todo))
         try:
             with time_limit(options.page_timeout_s):
-                image = _render_for_ocr(pdf, number - 1)
-                small = min(image.shape[:2]) < MIN_OCR_SIDE_PX
-                reading = None if small else read_page(engine, image)
-                del image
+                reading, dpi = _read(engine, pdf, number - 1, OCR_DPI)
+                unsure = reading is None or reading.confidence < SMALL_TEXT_CONFIDENCE
+                if unsure and dpi >= 0.99 * OCR_DPI:  # not already shrunk to the pixel cap
+                    finer, _ = _read(engine, pdf, number - 1, SMALL_TEXT_DPI)
+                    if _better(finer, reading):
+                        reading = finer
         except pdfium.PdfiumError:
             parsed.failed_pages.append(number)
             continue

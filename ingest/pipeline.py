@@ -66,7 +66,7 @@ class FileReport:
         return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
 
 
-def _shown(pages: list[int]) -> str:
+def shown_pages(pages: list[int]) -> str:
     """'page 4', or 'pages 1, 2, 3 …' (the first ten)."""
     listed = ", ".join(str(p) for p in pages[:10]) + (" …" if len(pages) > 10 else "")
     return f"page {listed}" if len(pages) == 1 else f"pages {listed}"
@@ -75,7 +75,7 @@ def _shown(pages: list[int]) -> str:
 def scanned_note(empty_pages: list[int], page_count: int, why: str) -> str:
     return (
         f"{len(empty_pages)} of {page_count} pages have no text layer "
-        f"({_shown(empty_pages)}); {why}"
+        f"({shown_pages(empty_pages)}); {why}"
     )
 
 
@@ -87,20 +87,24 @@ def _no_text_why(parsed: ParsedDocument, page_timeout_s: float, max_pages: int) 
     why = []
     if parsed.ocr_timeouts:
         why.append(
-            f"OCR gave up on {_shown(parsed.ocr_timeouts)} after {page_timeout_s:g} s "
+            f"OCR gave up on {shown_pages(parsed.ocr_timeouts)} after {page_timeout_s:g} s "
             "(MASIS_OCR_PAGE_TIMEOUT_S)"
         )
     if parsed.ocr_skipped:
-        why.append(f"{_shown(parsed.ocr_skipped)} not OCRed: over MASIS_OCR_MAX_PAGES={max_pages}")
+        why.append(
+            f"{shown_pages(parsed.ocr_skipped)} not OCRed: over MASIS_OCR_MAX_PAGES={max_pages}"
+        )
     found_nothing = set(parsed.empty_pages) - set(parsed.ocr_timeouts) - set(parsed.ocr_skipped)
     if found_nothing:
-        why.append(f"OCR ({parsed.ocr_engine}) found no text on {_shown(sorted(found_nothing))}")
+        why.append(
+            f"OCR ({parsed.ocr_engine}) found no text on {shown_pages(sorted(found_nothing))}"
+        )
     return "; ".join(why)
 
 
 def ocr_note(parsed: ParsedDocument) -> str:
     """'OCR (tesseract) read pages 1, 2, 3; turned upright: page 2 (180°)'."""
-    note = f"OCR ({parsed.ocr_engine}) read {_shown(parsed.ocr_pages)}"
+    note = f"OCR ({parsed.ocr_engine}) read {shown_pages(parsed.ocr_pages)}"
     if parsed.rotated_pages:
         turned = ", ".join(f"{p} ({d}°)" for p, d in sorted(parsed.rotated_pages.items()))
         note += f"; turned upright: page {turned}"
@@ -109,7 +113,7 @@ def ocr_note(parsed: ParsedDocument) -> str:
 
 def blank_note(blank_pages: list[int]) -> str:
     """Separator pages: reported, but they are not scans, so no OCR is suggested."""
-    return f"skipped blank {_shown(blank_pages)}"
+    return f"skipped blank {shown_pages(blank_pages)}"
 
 
 def _none_of(pages: int) -> str:
@@ -320,6 +324,7 @@ class Ingestor:
             "duplicate",
             pages=existing.pages,
             chunks=existing.chunks,
+            ocr_pages=existing.ocr_pages,
         )
 
     def _complete(
@@ -377,9 +382,8 @@ class Ingestor:
             if parsed.empty_pages:
                 report.error = f"no text layer: {_none_of(parsed.page_count)}; {why}"
             elif parsed.blank_pages:
-                report.error = (
-                    f"no text: {_none_of(parsed.page_count)} (blank: {_shown(parsed.blank_pages)})"
-                )
+                blank = shown_pages(parsed.blank_pages)
+                report.error = f"no text: {_none_of(parsed.page_count)} (blank: {blank})"
             else:
                 report.error = "no text: the file contains no words"
             return report
@@ -398,7 +402,7 @@ class Ingestor:
         try:
             self._store(ws, doc_id, prepared.data, display, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
-                ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages
+                ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages, parsed.ocr_pages
             )
         except BaseException as exc:
             # Whatever ends the store (an error, or a BaseException such as a stopped script or

@@ -119,6 +119,7 @@ MIGRATIONS = (
     ("runs", "feedback", "INTEGER"),
     ("runs", "thread", "TEXT"),
     ("runs", "follow_up", "TEXT"),
+    ("documents", "ocr_pages", "TEXT NOT NULL DEFAULT '[]'"),
 )
 # Indexes on migrated columns: created after the migrations, or an old file lacks the column.
 LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, created_at)",)

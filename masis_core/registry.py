@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +50,7 @@ class Document:
     status: str
     created_at: str
     owner: str = ""
+    ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
 
 
 class Registry:
@@ -119,13 +120,20 @@ class Registry:
         return True
 
     def mark_ready(
-        self, ws_id: str, doc_id: str, pages: int, chunks: int, empty_pages: list[int]
+        self,
+        ws_id: str,
+        doc_id: str,
+        pages: int,
+        chunks: int,
+        empty_pages: list[int],
+        ocr_pages: tuple[int, ...] | list[int] = (),
     ) -> None:
+        ocr = json.dumps(list(ocr_pages))
         with self._conn() as conn:
             conn.execute(
-                "UPDATE documents SET status = ?, pages = ?, chunks = ?, empty_pages = ?"
-                " WHERE workspace_id = ? AND doc_id = ?",
-                (READY, pages, chunks, json.dumps(empty_pages), ws_id, doc_id),
+                "UPDATE documents SET status = ?, pages = ?, chunks = ?, empty_pages = ?,"
+                " ocr_pages = ? WHERE workspace_id = ? AND doc_id = ?",
+                (READY, pages, chunks, json.dumps(empty_pages), ocr, ws_id, doc_id),
             )
 
     def forget_document(self, ws_id: str, doc_id: str) -> None:
@@ -168,4 +176,5 @@ class Registry:
 def _document(row: Any) -> Document:
     data = dict(row)
     data["empty_pages"] = json.loads(data["empty_pages"])
+    data["ocr_pages"] = json.loads(data["ocr_pages"])
     return Document(**data)

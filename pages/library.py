@@ -51,7 +51,8 @@ if not docs:
     st.info("No documents yet.")
 for doc in docs:
     cols = st.columns([6, 1, 1, 1])
-    cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`")
+    ocr = f" · OCR: {len(doc.ocr_pages)} of {doc.pages} pages" if doc.ocr_pages else ""
+    cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`{ocr}")
     cols[1].metric("pages", doc.pages)
     cols[2].metric("chunks", doc.chunks)
     if cols[3].button("Delete", key=f"del-{doc.doc_id}"):

@@ -4,6 +4,7 @@ a picture with no text layer), read by the real engines in the real parse child.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 
 import pypdfium2 as pdfium
@@ -11,7 +12,7 @@ import pytest
 from fpdf import FPDF
 from PIL import Image
 
-from ingest.ocr import OCR_DPI, rapidocr_available
+from ingest.ocr import OCR_DPI, OcrOptions, rapidocr_available
 from ingest.pipeline import Ingestor, Source
 from masis_core.reports import citation_source, run_markdown
 from masis_core.runs import RunService
@@ -68,6 +69,19 @@ def image_pdf(pages: list[Image.Image | None]) -> bytes:
     return bytes(out.output())
 
 
+def mixed_pdf() -> bytes:
+    """A typed page (real text layer), then a scanned one."""
+    typed = FPDF(format=A6)
+    typed.add_page()
+    typed.set_font("Helvetica", size=11)
+    typed.multi_cell(w=89, h=6, text="Boiler startup. Open the feed valve before lighting.")
+    mixed = pdfium.PdfDocument(bytes(typed.output()))
+    mixed.import_pages(pdfium.PdfDocument(image_pdf([scanned_page(PUMP)])))
+    buf = io.BytesIO()
+    mixed.save(buf)
+    return buf.getvalue()
+
+
 def words(text: str) -> set[str]:
     return {w.strip(".,").lower() for w in text.split()}
 
@@ -97,15 +111,7 @@ def test_a_text_page_keeps_its_layer_and_only_the_scan_is_ocred(bench: Workbench
     """A mixed file: the typed page is not OCRed nor marked; the scanned one is."""
     bench.settings.ocr_engine = "rapidocr"
     ws = bench.create_workspace("plant", "wordllama")
-    typed = FPDF(format=A6)
-    typed.add_page()
-    typed.set_font("Helvetica", size=11)
-    typed.multi_cell(w=89, h=6, text="Boiler startup. Open the feed valve before lighting.")
-    mixed = pdfium.PdfDocument(bytes(typed.output()))
-    mixed.import_pages(pdfium.PdfDocument(image_pdf([scanned_page(PUMP)])))
-    buf = io.BytesIO()
-    mixed.save(buf)
-    report = Ingestor(bench).ingest_bytes(ws, buf.getvalue(), "mixed.pdf")
+    report = Ingestor(bench).ingest_bytes(ws, mixed_pdf(), "mixed.pdf")
     assert (report.status, report.ocr_pages, report.empty_pages) == ("ingested", [2], [])
     got = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})
     assert any(m["ocr"] for m in got["metadatas"])
@@ -129,6 +135,101 @@ def test_a_page_scanned_upside_down_or_sideways_is_read_upright(
     # rapidocr drops some spaces ("below180bar.Recordeach…"): most words, not all.
     assert len(words(text) & expected) >= 0.6 * len(expected), text
     assert text.lower().startswith("hydraulic pump"), text  # read in order, not backwards
+    if turn == 180:  # a sideways page may be read as it lies (tesseract does), not turned
+        assert "turned upright: page 1 (180°)" in "; ".join(report.notes)
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_a_page_in_two_columns_is_read_column_by_column(bench: Workbench) -> None:
+    """tesseract reads one-column pages line by line (--psm 4); a page with a gutter keeps
+    its layout analysis, or each line would run into the other column's."""
+    bench.settings.ocr_engine = "tesseract"
+    ws = bench.create_workspace("plant", "wordllama")
+    pdf = FPDF(format=(148, 210))
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.set_xy(8, 10)
+    pdf.multi_cell(w=60, h=5, text=" ".join(f"Left note {i} on the pump seals." for i in range(8)))
+    pdf.set_xy(78, 10)
+    pdf.multi_cell(w=60, h=5, text=" ".join(f"Right note {i} on the feed valve." for i in range(8)))
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    page = doc[0].render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    doc.close()
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "columns.pdf")
+    assert report.status == "ingested", report.error
+    got = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})
+    text = " ".join(got["documents"])
+    assert "Left note 7" in text and "Right note 0" in text, text
+    assert text.index("Right note 0") > text.index("Left note 7"), text
+
+
+def test_rapidocr_is_built_once_and_later_files_reuse_it(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a file needed rapidocr, the parent holds the built engine and the next file's
+    child inherits it: that child reads its scan even though building one would fail."""
+    from ingest import ocr
+
+    monkeypatch.setattr(ocr, "_BUILT", {})
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    first = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "first.pdf")
+    assert first.ocr_pages == [1]
+
+    def broken(_self: object) -> None:
+        raise RuntimeError("models not loadable")
+
+    monkeypatch.setattr(ocr.RapidOcrEngine, "__init__", broken)
+    page = scanned_page(PUMP).rotate(-180, expand=True)  # other bytes: not a duplicate
+    second = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "second.pdf")
+    assert (second.status, second.ocr_pages) == ("ingested", [1]), second.error
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+def test_tiny_print_found_at_no_text_is_read_again_at_twice_the_resolution(
+    bench: Workbench,
+) -> None:
+    """3-pt print (a form's label) is too small to read at 200 dpi; scanned finer, it is
+    there, and a page that gave nothing is read again at 400 dpi."""
+    bench.settings.ocr_engine = "tesseract"
+    ws = bench.create_workspace("plant", "wordllama")
+    pdf = FPDF(format=A6)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=3)
+    pdf.set_xy(8, 10)
+    pdf.cell(text="Pump seal record sheet")
+    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    page = doc[0].render(scale=600 / 72, grayscale=True).to_pil()  # a fine scan
+    doc.close()
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page]), "form.pdf")
+    assert (report.status, report.ocr_pages) == ("ingested", [1]), report.error
+    (text,) = bench.store.collection("wordllama", ws.id).get(where={"doc_id": report.doc_id})[
+        "documents"
+    ]
+    assert "seal record" in text.lower(), text
+
+
+def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays that of one page whatever the length of the scan: when a page is read,
+    no earlier page's image is alive any more (500 pages measured: bench.ocr_quality)."""
+    import weakref
+
+    from ingest import parsing
+
+    images: list[weakref.ref] = []
+    alive_before: list[int] = []
+    real = parsing.read_page
+
+    def watched(engine, image, dpi):
+        alive_before.append(sum(1 for ref in images if ref() is not None))
+        images.append(weakref.ref(image))
+        return real(engine, image, dpi)
+
+    monkeypatch.setattr(parsing, "read_page", watched)
+    parsed = parsing.parse_pdf(image_pdf([scanned_page(PUMP)] * 3), OcrOptions("auto"))
+    assert parsed.ocr_pages == [1, 2, 3]
+    assert alive_before == [0, 0, 0]
+    assert all(ref() is None for ref in images)
 
 
 def test_blank_pages_of_a_scan_are_neither_ocred_nor_reported_as_scans(bench: Workbench) -> None:
@@ -217,6 +318,34 @@ def test_the_library_page_counts_ocred_pages(bench: Workbench, monkeypatch) -> N
     row = at.dataframe[0].value.set_index("file").loc["scan.pdf"]
     assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 0)
     assert "OCR (rapidocr) read page 1" in row["notes"]
+    # The saved document list says so too, from the registry (after a reload of the page).
+    at = fresh_app().run()
+    assert any("scan.pdf" in m.value and "OCR: 1 of 2 pages" in m.value for m in at.markdown)
+
+
+def test_ocr_pages_are_saved_with_the_document_and_listed_by_the_cli(
+    bench: Workbench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ingest.__main__ import main
+
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    data = mixed_pdf()
+    report = Ingestor(bench).ingest_bytes(ws, data, "mixed.pdf")
+    assert report.ocr_pages == [2]
+    (doc,) = bench.documents("plant")
+    assert (doc.pages, doc.ocr_pages) == (2, [2])
+    again = Ingestor(bench).ingest_bytes(ws, data, "mixed.pdf")
+    assert (again.status, again.ocr_pages) == ("duplicate", [2])
+
+    assert main(["--workspace", "plant", "--list"]) == 0
+    assert (
+        f"mixed.pdf: 2 pages, {doc.chunks} chunks, 1 read by OCR (page 2)"
+        in capsys.readouterr().out
+    )
+    assert main(["--workspace", "plant", "--list", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["documents"]
+    assert (listed["filename"], listed["ocr_pages"]) == ("mixed.pdf", [2])
 
 
 def _report_then_work(report) -> str:
