@@ -6,8 +6,10 @@
 
 Each app process is built as the Streamlit server builds its own (``ui/resources.py``): one
 ``Workbench``, one ``RunService``, one ``JobManager`` over an ``Ingestor``, swept at start.
-Its analysts (threads) ask through ``JobManager.ask`` — what the research page calls — one
-question after another, and wait on the job the page follows; the first process also starts
+Its analysts (threads) ask through ``JobManager.ask`` — what the research page calls — and
+wait on the job the page follows, one question every ``--pace`` seconds (by default the
+questions are spread over the time limit: 25 in 10 minutes, a question every 24 s, reading
+time included; ``--pace 0``: back to back, the worst case); the first process also starts
 a batch of PDFs through ``JobManager.ingest``, as the library page does, into a second
 workspace (``--same-workspace``: into the one the analysts query). Offline engine, loopback
 only. The backend is the environment's: the embedded SQLite + Chroma store in a temporary
@@ -137,10 +139,14 @@ def worker(spec_path: Path) -> None:
     lock = threading.Lock()
 
     def analyst(n: int, questions: list[str]) -> None:
+        pace = spec["pace"]
+        due = start + random.Random(n).uniform(0, pace)  # analysts do not start in step
         for q in questions:
+            time.sleep(max(0.0, due - time.monotonic()))
             if time.monotonic() > deadline:
                 return
             asked = time.monotonic()
+            due = asked + pace
             entry: dict[str, Any] = {"analyst": n, "question": q}
             try:
                 job = jobs.ask(ws_id, q, mode="hybrid")
@@ -172,7 +178,11 @@ def worker(spec_path: Path) -> None:
             batch.wait()
         batch_s = time.monotonic() - start
         files = [
-            {"name": f.name, "status": f.report.status if f.report else f.stage}
+            {
+                "name": f.name,
+                "status": f.report.status if f.report else f.stage,
+                "error": f.report.error if f.report else None,
+            }
             for f in batch.files
         ]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -242,6 +252,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=25, help="per analyst")
     parser.add_argument("--pdfs", type=int, default=20, help="files in the ingest batch")
     parser.add_argument("--minutes", type=float, default=10.0, help="the analysts' time limit")
+    parser.add_argument(
+        "--pace",
+        type=float,
+        help="seconds from one question of an analyst to the next, reading time included "
+        "(default: the questions spread over the time limit; 0: back to back)",
+    )
     parser.add_argument("--same-workspace", action="store_true", help="ingest where they ask")
     parser.add_argument(
         "--cache",
@@ -293,8 +309,12 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s; offline engine",
             flush=True,
         )
-        base = {"data_dir": str(data_dir), "workspace": ws.id, "seconds": args.minutes * 60}
-        (alone,) = launch([{**base, "analysts": [[0, asked[0]]], "pdfs": []}], tmp / "a")
+        seconds = args.minutes * 60
+        base = {"data_dir": str(data_dir), "workspace": ws.id, "seconds": seconds}
+        pace = args.pace if args.pace is not None else seconds / max(1, per)
+        # Alone: back to back (one analyst's answer does not depend on the pace).
+        alone_spec = {**base, "analysts": [[0, asked[0]]], "pdfs": [], "pace": 0.0}
+        (alone,) = launch([alone_spec], tmp / "a")
         print(f"alone: {len(alone['answers'])} runs", flush=True)
         half = (args.analysts + 1) // 2
         team_specs = [
@@ -302,6 +322,7 @@ def main() -> None:
                 **base,
                 "analysts": [[n, asked[n]] for n in range(args.analysts) if (n >= half) == bool(i)],
                 "pdfs": pdfs if i == 0 else [],
+                "pace": pace,
                 "ingest_workspace": target.id,
             }
             for i in range(2)
@@ -311,11 +332,12 @@ def main() -> None:
         wall = time.perf_counter() - wall
         stored = RunStore(bench).list(ws.id, limit=1_000_000)
         documents = bench.registry.list_documents(target.id, status=None)
-    report(args, alone, team, stored, documents, wall)
+    report(args, pace, alone, team, stored, documents, wall)
 
 
 def report(
     args: argparse.Namespace,
+    pace: float,
     alone: dict[str, Any],
     team: list[dict[str, Any]],
     stored: list[Any],
@@ -340,8 +362,9 @@ def report(
     where = "the same" if args.same_workspace else "another"
     print(
         f"\n{args.analysts} analysts x {args.questions} questions over 2 app processes, "
-        f"{len(files)}-PDF batch ingesting meanwhile into {where} workspace; limit "
-        f"{args.minutes:g} min; team phase {wall:.0f} s"
+        f"{len(files)}-PDF batch ingesting meanwhile into {where} workspace; a question every "
+        f"{pace:.0f} s per analyst (0: back to back); limit {args.minutes:g} min; team phase "
+        f"{wall:.0f} s"
     )
     print(f"| {'':34} | {'runs':>5} | {'p50 s':>6} | {'p95 s':>6} | {'max s':>6} |")
     print(f"|{'-' * 36}|{'-' * 7}|{'-' * 8}|{'-' * 8}|{'-' * 8}|")
@@ -368,6 +391,9 @@ def report(
     for f in files:
         states[f["status"]] = states.get(f["status"], 0) + 1
     half_done = [d for d in documents if d.status == "ingesting"]
+    for f in files:
+        if f["error"]:
+            print(f"  {f['name']}: {f['status']}: {f['error'][:200]}")
     print(
         f"batch: {dict(sorted(states.items()))} in {team[0]['batch_s'] or 0:.0f} s "
         f"({team[0]['batch_state']}); registry: {len(documents)} documents, "
