@@ -527,3 +527,25 @@ def test_soft_match_over_the_pool_equals_each_chunks_own_maximum(bench, monkeypa
     after = soft_matches(vectors, queries, weights, kept.pool(texts, ids))
     for a, b in zip(after, got, strict=True):
         assert a.tolist() == pytest.approx(b.tolist(), abs=1e-5)
+
+
+def test_blas_runs_one_thread_unless_the_operator_chose(monkeypatch) -> None:
+    """Small products from several workers: OpenBLAS's extra threads only wait for cores."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from masis_core.services import single_threaded_blas
+
+    def threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with threadpool_limits(2, user_api="blas"):
+        if threads() != {2}:
+            pytest.skip("this BLAS cannot run two threads here")
+        single_threaded_blas()
+        assert threads() == {1}
+    with threadpool_limits(2, user_api="blas"):
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+        single_threaded_blas()
+        assert threads() == {2}

@@ -127,8 +127,8 @@ def retrieve(
         return []
     # Text, metadata and embeddings of the keyword side's candidates from Chroma, inside the
     # workspace and only for visible chunks: a keyword row of a half-ingested or just-deleted
-    # document never surfaces. The dense side's came with the kNN (half of the pool, and
-    # ~5 ms a retrieval at 100,000 chunks, bench/retrieval_latency.py).
+    # document never surfaces. The dense side's rows were read with the kNN's lists, so no
+    # chunk is read twice.
     wanted = [cid for cid in pool if cid not in got]
     got.update(index.store.get_with_embeddings(embed_model, workspace_id, wanted))
     for cid in [c for c in pool if c not in got]:
