@@ -28,7 +28,7 @@ from masis_core.owners import HOST, owner_alive
 from masis_core.registry import Document, Registry, Workspace
 from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.hybrid import WorkspaceIndex
-from masis_core.retrieval.softmatch import WordVectors
+from masis_core.retrieval.softmatch import ChunkWords, WordVectors
 from masis_core.retrieval.store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,28 @@ def part_abandoned(part: Path, older_than: float) -> bool:
         return False
 
 
+def single_threaded_blas() -> None:
+    """One BLAS thread per process, unless the operator chose a count (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS).
+
+    The products here are small (a pool's word vectors against a query's, a pool's chunk
+    vectors against the query vector) and come from several worker threads at once. OpenBLAS
+    splits each over all cores anyway, and on a busy 2-core machine its threads wait for one
+    another: a 20 x 256 by 256 x 3,000 product took 27-32 ms with two threads against 1.0 ms
+    with one, and 100 hybrid retrievals at 100,000 chunks 101 against 48 ms p50 in the same
+    minute (README *Performance*, retrieval latency). Nothing in the workbench multiplies
+    matrices large enough to gain from more threads (WordLlama pools with sums, Chroma's
+    search is native code of its own)."""
+    if os.environ.keys() & {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"}:
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
 class Workbench:
     def __init__(self, settings: Settings | None = None) -> None:
+        single_threaded_blas()
         self.settings = settings or get_settings()
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.db = open_database(self.settings)
@@ -64,6 +84,7 @@ class Workbench:
         self.word_vectors = WordVectors(
             lambda words: self.embedder(WORDLLAMA).embed_documents(words)
         )
+        self.chunk_words = ChunkWords(self.word_vectors)
 
     # -- providers ----------------------------------------------------------------------
     def provider_status(self, status: OllamaStatus | None = None) -> ProviderStatus:
@@ -137,7 +158,7 @@ class Workbench:
             self.store,
             self.keyword_index(ws_id),
             self.embedder(embed_model),
-            self.word_vectors,
+            self.chunk_words,
         )
 
     def delete_workspace(self, ws_id: str) -> None:

@@ -502,3 +502,70 @@ def test_one_shared_word_does_not_make_an_off_topic_question_a_keyword_match(ben
     )
     assert out["evidence"] == []
     assert out["hitl"]["kind"] == "no_evidence"
+
+
+def test_soft_match_over_the_pool_equals_each_chunks_own_maximum(bench, monkeypatch) -> None:
+    """The pooled product gives what each chunk's own word matrix gives; a chunk's words are
+    kept by id but never reused for another text under the same id (a re-ingest), and an
+    emptied word table voids the kept rows instead of misreading them."""
+    from masis_core.retrieval import softmatch
+    from masis_core.retrieval.bm25 import content_words
+    from masis_core.retrieval.softmatch import ChunkWords, soft_matches
+
+    vectors = bench.word_vectors
+    texts = [*IRRIGATION.values(), "", "the and of"]
+    ids = ["ws/a/0", "ws/b/0", "ws/c/0", "ws/d/0", "ws/e/0"]
+    queries = ["How do I calibrate a drip emitter?", "tractor engine oil", "the"]
+
+    def weights(words: list[str]) -> np.ndarray:
+        return np.arange(1, len(words) + 1, dtype=np.float64)
+
+    def expected(query: str, text: str) -> float:
+        asked, held = content_words(query), content_words(text)
+        if not asked or not held:
+            return 0.0
+        best = (vectors.of(asked) @ vectors.of(held).T).max(axis=1)
+        return float(best @ weights(asked) / weights(asked).sum())
+
+    kept = ChunkWords(vectors, size=3)
+    got = soft_matches(vectors, queries, weights, kept.pool(texts, ids))
+    for q, scores in zip(queries, got, strict=True):
+        assert scores.tolist() == pytest.approx([expected(q, t) for t in texts], abs=1e-5)
+    assert got[0][0] > got[0][2] and got[1][2] > got[1][0]
+    assert len(kept._kept) == 3  # bounded
+
+    # Same ids, other texts: the tractor chunk's id now holds the drip text.
+    swapped = [texts[0], texts[1], texts[0], texts[3], texts[4]]
+    again = soft_matches(vectors, queries, weights, kept.pool(swapped, ids))
+    assert again[0][2] == pytest.approx(got[0][0], abs=1e-5)
+
+    # The word table is emptied when full: kept rows are looked up again, scores unchanged.
+    monkeypatch.setattr(softmatch, "MAX_CACHED_WORDS", 5)
+    before = vectors.generation
+    vectors.rows(["calibrate"])
+    assert vectors.generation == before + 1
+    after = soft_matches(vectors, queries, weights, kept.pool(texts, ids))
+    for a, b in zip(after, got, strict=True):
+        assert a.tolist() == pytest.approx(b.tolist(), abs=1e-5)
+
+
+def test_blas_runs_one_thread_unless_the_operator_chose(monkeypatch) -> None:
+    """Small products from several workers: OpenBLAS's extra threads only wait for cores."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from masis_core.services import single_threaded_blas
+
+    def threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with threadpool_limits(2, user_api="blas"):
+        if threads() != {2}:
+            pytest.skip("this BLAS cannot run two threads here")
+        single_threaded_blas()
+        assert threads() == {1}
+    with threadpool_limits(2, user_api="blas"):
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+        single_threaded_blas()
+        assert threads() == {2}

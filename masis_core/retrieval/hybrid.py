@@ -19,7 +19,7 @@ import numpy as np
 from masis_core.llm.embeddings import Embedder
 from masis_core.retrieval.bm25 import Bm25Store, KeywordScores
 from masis_core.retrieval.modes import Mode
-from masis_core.retrieval.softmatch import WordVectors, soft_match, word_matrices
+from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import VectorStore
 
 Fusion = Literal["minmax", "rrf"]
@@ -81,7 +81,7 @@ class WorkspaceIndex:
     store: VectorStore
     keywords: Bm25Store
     embedder: Embedder
-    word_vectors: WordVectors
+    chunk_words: ChunkWords
 
 
 def retrieve(
@@ -106,11 +106,17 @@ def retrieve(
     pool: dict[str, Candidate] = {}
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
+    # What the kNN already returned, visible and with its stored vector.
+    got: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
     if mode in ("dense", "hybrid"):
-        for hits in index.store.query_many(embed_model, workspace_id, vectors, depth, exclude_docs):
+        for hits in index.store.query_many(
+            embed_model, workspace_id, vectors, depth, exclude_docs, embeddings=True
+        ):
             dense_lists.append([h.chunk_id for h in hits])
             for hit in hits:
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))
+                if hit.embedding is not None:
+                    got[hit.chunk_id] = (hit.text, hit.metadata, hit.embedding)
     if mode in ("bm25", "hybrid"):
         for s in scored:
             top = s.top(depth, exclude_docs) if s else []
@@ -119,9 +125,12 @@ def retrieve(
                 pool.setdefault(keyword_hit.chunk_id, Candidate(keyword_hit.chunk_id, "", {}))
     if not pool:
         return []
-    # Text, metadata and embeddings from Chroma, inside the workspace and only for visible
-    # chunks: a keyword row of a half-ingested or just-deleted document never surfaces.
-    got = index.store.get_with_embeddings(embed_model, workspace_id, list(pool))
+    # Text, metadata and embeddings of the keyword side's candidates from Chroma, inside the
+    # workspace and only for visible chunks: a keyword row of a half-ingested or just-deleted
+    # document never surfaces. The dense side's rows were read with the kNN's lists, so no
+    # chunk is read twice.
+    wanted = [cid for cid in pool if cid not in got]
+    got.update(index.store.get_with_embeddings(embed_model, workspace_id, wanted))
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
     if not pool:  # only keyword rows of a document still being ingested matched
@@ -167,12 +176,12 @@ def _score_both_sides(
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":
-        matrices = word_matrices(index.word_vectors, [pool[cid].text for cid in ids])
+        words = index.chunk_words.pool([pool[cid].text for cid in ids], ids)
 
-        def weights(words: list[str]) -> np.ndarray:
-            return index.keywords.idf_weights(index.workspace_id, words)
+        def weights(asked: list[str]) -> np.ndarray:
+            return index.keywords.idf_weights(index.workspace_id, asked)
 
-        soft = [soft_match(index.word_vectors, q, weights, matrices) for q in queries]
+        soft = soft_matches(index.chunk_words.vectors, queries, weights, words)
     else:
         soft = [np.zeros(len(ids)) for _ in queries]
     for i, cid in enumerate(ids):

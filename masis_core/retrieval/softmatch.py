@@ -11,78 +11,215 @@ IDF in the workspace: rare words — codes, names — decide, filler words barel
 It is a fusion signal computed only over the candidate pool the dense and keyword searches
 return, never a search of its own. On fitzgov-dev it adds 0.008 nDCG@10 to dense + BM25
 fusion (bench/retrieval_quality.py; README, *Retrieval quality*).
+
+Cost (bench/retrieval_latency.py, 100,000 chunks, 3 variants): this was 23 of 45 ms a
+retrieval when each chunk's word vectors were stacked into a matrix and multiplied per chunk
+and per variant. Now words are row numbers in one vocabulary table, a chunk's row numbers are
+kept by chunk id (``ChunkWords``), and all variants' words meet the whole pool's distinct words
+in one product; a chunk's maximum is a ``reduceat`` over its columns of that product.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from masis_core.retrieval.bm25 import content_words
+from masis_core.retrieval.bm25 import _WORD, STOPWORDS, content_words
 
 # A workspace's vocabulary is tens of thousands of words; 256 floats each.
 MAX_CACHED_WORDS = 200_000
+# Chunks whose word rows are kept: ~0.5 KB each. A run's retries and follow-ups meet the same
+# chunks again; a fresh question's pool mostly does not (the benchmark measures that case).
+MAX_CACHED_CHUNKS = 20_000
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class WordVectors:
-    """Unit vectors of single words, embedded once per process and cached."""
+    """Unit vectors of single words, embedded once per process: each word is a row of one
+    table, so a chunk can be kept as its words' row numbers instead of a matrix.
+
+    The table only grows (into spare capacity, doubled when full) until it is emptied at
+    ``MAX_CACHED_WORDS``, which starts a new generation: a row number is valid in the table
+    returned with it, whatever other threads add or empty meanwhile."""
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray]) -> None:
         self._embed = embed
-        self._cache: dict[str, np.ndarray] = {}
+        self._row: dict[str, int] = {}
+        self._table = np.zeros((0, 0), dtype=np.float32)
+        self.generation = 0
         self._lock = threading.Lock()
 
-    def of(self, words: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            found = {w: self._cache[w] for w in words if w in self._cache}
-        missing = [w for w in dict.fromkeys(words) if w not in found]
-        if missing:
+    def rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+        """The words' row numbers, the table they index and its generation; words never
+        seen are embedded in one call (outside the lock: other threads read meanwhile)."""
+        while True:
+            with self._lock:
+                if len(self._row) > MAX_CACHED_WORDS:
+                    self._row, self._table = {}, np.zeros((0, 0), dtype=np.float32)
+                    self.generation += 1
+                generation = self.generation
+                missing = [w for w in dict.fromkeys(words) if w not in self._row]
+                if not missing:
+                    return self._lookup(words)
             fresh = dict(
                 zip(missing, np.asarray(self._embed(missing), dtype=np.float32), strict=True)
             )
-            found.update(fresh)
             with self._lock:
-                if len(self._cache) + len(fresh) > MAX_CACHED_WORDS:
-                    self._cache.clear()
-                self._cache.update(fresh)
-        # From the local copy: another thread may clear the shared cache meanwhile.
-        return np.stack([found[w] for w in words])
+                if self.generation == generation:  # else emptied meanwhile: once more
+                    self._append([w for w in missing if w not in self._row], fresh)
+                    return self._lookup(words)
+
+    def _lookup(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+        row = self._row
+        ids = np.fromiter((row[w] for w in words), dtype=np.int64, count=len(words))
+        return ids, self._table, self.generation
+
+    def _append(self, new: list[str], fresh: dict[str, np.ndarray]) -> None:
+        """Under the lock: rows for ``new`` words, in place while there is room."""
+        if not new:
+            return
+        size = len(self._row)
+        if size + len(new) > len(self._table):
+            grown = np.zeros((max(1024, 2 * (size + len(new))), len(fresh[new[0]])), np.float32)
+            if size:
+                grown[:size] = self._table[:size]
+            self._table = grown
+        self._table[size : size + len(new)] = np.stack([fresh[w] for w in new])
+        self._row.update((w, size + i) for i, w in enumerate(new))
+
+    def of(self, words: Sequence[str]) -> np.ndarray:
+        """The words' unit vectors, one row each."""
+        ids, table, _ = self.rows(words)
+        return table[ids]
 
 
-def word_matrices(vectors: WordVectors, texts: Sequence[str]) -> list[np.ndarray | None]:
-    """Each text's content-word vectors (None: no content words), once per retrieval.
+def _chunk_words(text: str) -> list[str]:
+    """``content_words`` as a set: a chunk's maximum does not care about word order."""
+    return list(set(_WORD.findall(text.lower())) - STOPWORDS)
 
-    The pool's words are looked up together, so the words no query met before are embedded
-    in one call: per text, the call overhead made this 37 ms of a 76 ms hybrid retrieval at
-    100,000 chunks (bench/retrieval_latency.py, cold word cache).
-    """
-    per_text = [content_words(text) for text in texts]
-    union = list(dict.fromkeys(w for words in per_text for w in words))
-    if not union:
-        return [None] * len(texts)
-    table = vectors.of(union)
-    row = {w: i for i, w in enumerate(union)}
-    return [table[[row[w] for w in words]] if words else None for words in per_text]
+
+class ChunkWords:
+    """Each chunk's content words as rows of the ``WordVectors`` table, by chunk id (LRU).
+
+    Keyed by chunk id and checked against the text's hash, since a re-ingested document keeps
+    its chunk ids. Splitting a chunk into words and looking them up was 15 ms of a 3-variant
+    retrieval at 100,000 chunks; a kept chunk costs a dictionary lookup."""
+
+    def __init__(self, vectors: WordVectors, size: int = MAX_CACHED_CHUNKS) -> None:
+        self.vectors = vectors
+        self.size = size
+        self._kept: OrderedDict[str, tuple[int, int, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def pool(self, texts: Sequence[str], chunk_ids: Sequence[str] | None = None) -> Pool:
+        """The pool's words: every chunk's rows, end to end, and where each chunk starts."""
+        keys = list(chunk_ids) if chunk_ids is not None else [None] * len(texts)
+        found: list[np.ndarray | None] = [None] * len(keys)
+        for use_kept in (True, False):
+            generation = self.vectors.generation
+            found = self._kept_rows(keys, texts, generation) if use_kept else [None] * len(keys)
+            todo = [i for i, f in enumerate(found) if f is None]
+            words = [_chunk_words(texts[i]) for i in todo]
+            ids, table, now = self.vectors.rows([w for ws in words for w in ws])
+            if now == generation:
+                break
+            # The word table was emptied meanwhile: the kept rows are void, so all are looked
+            # up again, in one call, whose table holds them whatever happens next.
+        start = 0
+        fresh: list[tuple[str, tuple[int, int, np.ndarray]]] = []
+        for i, ws in zip(todo, words, strict=True):
+            found[i] = rows = ids[start : start + len(ws)]
+            start += len(ws)
+            key = keys[i]
+            if key is not None:
+                fresh.append((key, (hash(texts[i]), now, rows)))
+        if fresh and self.size:
+            with self._lock:
+                self._kept.update(fresh)
+                while len(self._kept) > self.size:
+                    self._kept.popitem(last=False)
+        return Pool.of([f if f is not None else _EMPTY for f in found], table)
+
+    def _kept_rows(
+        self, keys: Sequence[str | None], texts: Sequence[str], generation: int
+    ) -> list[np.ndarray | None]:
+        found: list[np.ndarray | None] = [None] * len(texts)
+        with self._lock:
+            for i, (key, text) in enumerate(zip(keys, texts, strict=True)):
+                hit = self._kept.get(key) if key is not None else None
+                if hit is not None and hit[0] == hash(text) and hit[1] == generation:
+                    self._kept.move_to_end(key)  # type: ignore[arg-type]
+                    found[i] = hit[2]
+        return found
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A candidate pool's words: ``flat`` holds every chunk's word rows end to end; chunk
+    ``i``'s are ``flat[starts[i]:starts[i] + lengths[i]]``."""
+
+    flat: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    table: np.ndarray
+
+    @classmethod
+    def of(cls, per_chunk: Sequence[np.ndarray], table: np.ndarray) -> Pool:
+        lengths = np.array([len(r) for r in per_chunk], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        flat = np.concatenate(list(per_chunk)) if len(per_chunk) else _EMPTY
+        return cls(flat.astype(np.int64), starts, lengths, table)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def word_matrices(vectors: WordVectors, texts: Sequence[str]) -> Pool:
+    """The pool of ``texts`` without keeping anything (tests, one-off scoring)."""
+    return ChunkWords(vectors, size=0).pool(texts)
+
+
+def soft_matches(
+    vectors: WordVectors,
+    queries: Sequence[str],
+    weight_of: Callable[[list[str]], np.ndarray],
+    pool: Pool,
+) -> list[np.ndarray]:
+    """Per query, per chunk: the IDF-weighted mean, over the query's content words, of each
+    word's best cosine similarity to a word of the chunk (0 when either side has no content
+    words). One product of all queries' words with the pool's distinct words serves all."""
+    asked = [content_words(q) for q in queries]
+    out = [np.zeros(len(pool), dtype=np.float32) for _ in queries]
+    words = [w for ws in asked for w in ws]
+    if not words or not len(pool.flat):
+        return out
+    distinct, inverse = np.unique(pool.flat, return_inverse=True)
+    similarity = vectors.of(words) @ pool.table[distinct].T  # query words x pool's words
+    filled = pool.lengths > 0
+    best = np.maximum.reduceat(similarity[:, inverse], pool.starts[filled], axis=1)
+    first = 0
+    for qi, ws in enumerate(asked):
+        if ws:
+            weights = np.asarray(weight_of(ws), dtype=np.float32)
+            total = float(weights.sum()) or 1.0
+            out[qi][filled] = weights @ best[first : first + len(ws)] / total
+        first += len(ws)
+    return out
 
 
 def soft_match(
     vectors: WordVectors,
     query: str,
     weight_of: Callable[[list[str]], np.ndarray],
-    chunks: Sequence[np.ndarray | None],
+    pool: Pool,
 ) -> np.ndarray:
-    """Per chunk: the IDF-weighted mean, over the query's content words, of each word's best
-    cosine similarity to a word of the chunk (0 when either side has no content words)."""
-    scores = np.zeros(len(chunks), dtype=np.float32)
-    asked = content_words(query)
-    if not asked:
-        return scores
-    query_vectors = vectors.of(asked)
-    weights = weight_of(asked)
-    total = float(weights.sum()) or 1.0
-    for i, matrix in enumerate(chunks):
-        if matrix is not None:
-            scores[i] = float((query_vectors @ matrix.T).max(axis=1) @ weights) / total
-    return scores
+    """``soft_matches`` for one query."""
+    return soft_matches(vectors, [query], weight_of, pool)[0]

@@ -12,9 +12,9 @@ import logging
 import os
 import re
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -39,6 +39,8 @@ class Hit:
     text: str
     metadata: dict[str, Any]
     score: float  # cosine similarity = 1 - cosine distance
+    # The stored (unit-length) vector, when the query asked for it (``query_many``).
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def collection_name(workspace_id: str) -> str:
@@ -278,8 +280,10 @@ class VectorStore:
         query_embeddings: Sequence[np.ndarray],
         k: int,
         exclude_docs: Sequence[str] = (),
+        *,
+        embeddings: bool = False,
     ) -> list[list[Hit]]:
-        """Top-k per query vector, in one unfiltered kNN call on the workspace's collection.
+        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection.
 
         Any ``where`` makes Chroma evaluate the metadata filter over the whole collection
         first, which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, README).
@@ -288,45 +292,84 @@ class VectorStore:
         chunks survive; a variant for which fewer do, while the list was full, is asked again
         with the filter inside Chroma — the rare case of a large document mid-ingest that
         outranks everything else.
+
+        The kNN returns ids and distances only, and the rows (text, metadata and, with
+        ``embeddings``, the stored vector) are read by id for the first k of each list
+        together, further down a list only when some of its first k are dropped. Reading the
+        rows is what a Chroma query costs: at 100,000 chunks, three variants 40 deep took
+        4.4 ms with distances only and 23-27 ms with documents and metadata
+        (bench/retrieval_latency.py, README *Performance*); the variants' lists overlap, and
+        the overfetched tail is rarely needed.
         """
         k = max(1, k)
         excluded = set(exclude_docs)
         depth = k + OVERFETCH + (k if excluded else 0)
         vectors = [np.asarray(v, dtype=np.float32) for v in query_embeddings]
-        lists = self._knn(embed_model, workspace_id, vectors, depth, None)
+        ranked = self._nearest(embed_model, workspace_id, vectors, depth)
+        rows: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
+        read: set[str] = set()
+
+        def fetch(ids: Iterable[str]) -> None:
+            new = [cid for cid in dict.fromkeys(ids) if cid not in read]
+            if new:
+                read.update(new)
+                got = self.get_with_embeddings(
+                    embed_model, workspace_id, new, embeddings=embeddings
+                )
+                rows.update(got)
+
+        def kept(ranking: list[tuple[str, float]]) -> list[tuple[str, float]]:
+            return [
+                (cid, score)
+                for cid, score in ranking
+                if cid in rows and rows[cid][1].get("doc_id") not in excluded
+            ]
+
+        fetch(cid for ranking in ranked for cid, _ in ranking[:k])
         out: list[list[Hit]] = []
         retry: list[int] = []
-        for i, hits in enumerate(lists):
-            kept = [h for h in hits if _shown(h.metadata, excluded)]
-            if len(kept) < k and len(hits) == depth:
-                retry.append(i)
-            out.append(kept[:k])
+        for i, ranking in enumerate(ranked):
+            shown = kept(ranking[:k])
+            if len(shown) < k:  # some of the first k are hidden or excluded: read on
+                fetch(cid for cid, _ in ranking[k:])
+                shown = kept(ranking)
+                if len(shown) < k and len(ranking) == depth:
+                    retry.append(i)
+            out.append(
+                [
+                    Hit(
+                        cid, rows[cid][0], rows[cid][1], score, rows[cid][2] if embeddings else None
+                    )
+                    for cid, score in shown[:k]
+                ]
+            )
         if retry:
             where: dict[str, Any] = {"visible": True}
             if excluded:
                 where = {"$and": [where, {"doc_id": {"$nin": sorted(excluded)}}]}
-            again = self._knn(embed_model, workspace_id, [vectors[i] for i in retry], k, where)
-            for i, hits in zip(retry, again, strict=True):
+            include = ["documents", "metadatas", "distances", *(["embeddings"] * embeddings)]
+            res = self._query(
+                embed_model, workspace_id, [vectors[i] for i in retry], k, where, include
+            )
+            for i, hits in zip(retry, _hits(res, embeddings), strict=True):
                 out[i] = hits
         return out
 
-    def _knn(
+    def _query(
         self,
         embed_model: str,
         workspace_id: str,
         vectors: list[np.ndarray],
         n: int,
         where: dict[str, Any] | None,
-    ) -> list[list[Hit]]:
+        include: list[str],
+    ) -> Any:
         try:
-            res = self._on(
+            return self._on(
                 embed_model,
                 workspace_id,
                 lambda col: col.query(
-                    query_embeddings=vectors,
-                    n_results=n,
-                    where=where,
-                    include=["documents", "metadatas", "distances"],
+                    query_embeddings=vectors, n_results=n, where=where, include=include
                 ),
             )
         except StoreError:
@@ -337,14 +380,15 @@ class VectorStore:
                     f"The query vector does not fit the '{embed_model}' collection: {exc}"
                 ) from exc
             raise
+
+    def _nearest(
+        self, embed_model: str, workspace_id: str, vectors: list[np.ndarray], n: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per vector, the n nearest chunk ids with their cosine similarity, unfiltered."""
+        res = self._query(embed_model, workspace_id, vectors, n, None, ["distances"])
         return [
-            [
-                Hit(cid, doc or "", dict(meta or {}), round(1.0 - float(dist), 6))
-                for cid, doc, meta, dist in zip(ids, docs, metas, dists, strict=True)
-            ]
-            for ids, docs, metas, dists in zip(
-                res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
-            )
+            [(cid, round(1.0 - float(dist), 6)) for cid, dist in zip(ids, dists, strict=True)]
+            for ids, dists in zip(res["ids"], res["distances"], strict=True)
         ]
 
     # -- migration from the shared collections -----------------------------------------
@@ -426,5 +470,26 @@ def migration_step(copied: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _shown(meta: dict[str, Any], excluded: set[str]) -> bool:
-    return meta.get("visible") is True and meta.get("doc_id") not in excluded
+def _hits(res: Any, embeddings: bool) -> list[list[Hit]]:
+    """A Chroma query's answer as hits, per query vector."""
+    vectors_of = res["embeddings"] if embeddings else [[None] * len(i) for i in res["ids"]]
+    return [
+        [
+            Hit(
+                cid,
+                doc or "",
+                dict(meta or {}),
+                round(1.0 - float(dist), 6),
+                None if vec is None else np.asarray(vec, dtype=np.float32),
+            )
+            for cid, doc, meta, dist, vec in zip(ids, docs, metas, dists, vecs, strict=True)
+        ]
+        for ids, docs, metas, dists, vecs in zip(
+            res["ids"],
+            res["documents"],
+            res["metadatas"],
+            res["distances"],
+            vectors_of,
+            strict=True,
+        )
+    ]
