@@ -67,6 +67,9 @@ from masis_core.services import Workbench
 
 MIN_REFERENCE_CHARS = 300  # a sampled page has this much real text
 ROTATED_READ_CER = 0.05  # a turned page counts as read when its own error rate is this low
+# A page read in the wrong orientation comes back as noise or nothing (error rate near 1): below
+# this its text was found the right way up, whatever its content's own difficulty.
+ORIENTED_CER = 0.5
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -398,7 +401,7 @@ def quality(pdfs: list[Path], n_pages: int, engines: list[str], worst: int = 0) 
         parsed, rate, peak = read_scan(data, engine, len(picked))
         got = {p.number: p.text for p in parsed.pages}
         raw = norm = raw_len = norm_len = 0
-        rotated_read = 0
+        rotated_read = rotated_oriented = upright_read = 0
         rows = []
         for n, (ref, turn, (path, index)) in enumerate(
             zip(references, turns, picked, strict=True), start=1
@@ -410,11 +413,15 @@ def quality(pdfs: list[Path], n_pages: int, engines: list[str], worst: int = 0) 
             # Read correctly: the page's text came back in the right orientation, judged by
             # its own (normalised) error rate.
             rotated_read += bool(turn) and e_norm <= ROTATED_READ_CER * length
+            rotated_oriented += bool(turn) and e_norm <= ORIENTED_CER * length
+            upright_read += not turn and e_norm <= ROTATED_READ_CER * length
         show_worst(engine, rows, worst)
         out[engine] = {
             "cer_raw": round(raw / raw_len, 4),
             "cer": round(norm / norm_len, 4),
             "rotated_read": rotated_read,
+            "rotated_oriented": rotated_oriented,
+            "upright_read": upright_read,
             "pages_per_s": round(rate, 3),
             "peak_mb": round(peak),
             "pages_with_text": len(parsed.pages),
@@ -504,6 +511,14 @@ def format_table(report: dict[str, Any]) -> str:
             (
                 f"turned pages read, CER <= 5% (of {q['rotated']})",
                 *(str(q[e]["rotated_read"]) for e in engines),
+            ),
+            (
+                f"turned pages found the right way up, CER <= 50% (of {q['rotated']})",
+                *(str(q[e]["rotated_oriented"]) for e in engines),
+            ),
+            (
+                f"upright pages, CER <= 5% (of {q['pages'] - q['rotated']})",
+                *(str(q[e]["upright_read"]) for e in engines),
             ),
             ("pages/s (one thread, nice'd)", *(f"{q[e]['pages_per_s']:.3f}" for e in engines)),
             ("peak MB of the parse child", *(str(q[e]["peak_mb"]) for e in engines)),
