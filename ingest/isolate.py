@@ -37,8 +37,8 @@ from typing import Any
 from ingest.highlight import HighlightedPage, highlight_page
 from ingest.ocr import OcrOptions, keep_engine, preload
 from ingest.parsing import (
-    TEXT_SUFFIXES,
     ParsedDocument,
+    is_plain_text,
     parse_bytes,
     parse_text,
     render_page_png,
@@ -209,11 +209,7 @@ IN_PROCESS_TEXT_BYTES = 1024 * 1024
 
 def in_process(data: bytes, filename: str) -> bool:
     """Whether this file is parsed without a child: a small .txt/.md that is not a PDF."""
-    return (
-        0 < len(data) <= IN_PROCESS_TEXT_BYTES
-        and b"%PDF-" not in data[:1024]
-        and filename.lower().endswith(TEXT_SUFFIXES)
-    )
+    return 0 < len(data) <= IN_PROCESS_TEXT_BYTES and is_plain_text(data, filename)
 
 
 class PendingParse:

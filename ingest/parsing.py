@@ -371,6 +371,17 @@ def parse_text(data: bytes) -> ParsedDocument:
     return parsed
 
 
+def has_pdf_header(head: bytes) -> bool:
+    """PDF bytes whatever the file is called: the ``%PDF-`` marker within the first KiB
+    (readers accept junk before it)."""
+    return b"%PDF-" in head[:1024]
+
+
+def is_plain_text(data: bytes, filename: str) -> bool:
+    """A .txt/.md file that is not PDF bytes under a text name: parsed by ``parse_text``."""
+    return filename.lower().endswith(TEXT_SUFFIXES) and not has_pdf_header(data)
+
+
 def parse_bytes(
     data: bytes,
     filename: str,
@@ -380,10 +391,9 @@ def parse_bytes(
     """Dispatch on content first (a PDF is a PDF whatever its name), then on the suffix."""
     if not data:
         raise DocumentError("empty: the file has no content")
-    lower = filename.lower()
-    if b"%PDF-" in data[:1024] or lower.endswith(PDF_SUFFIXES):
+    if has_pdf_header(data) or filename.lower().endswith(PDF_SUFFIXES):
         return parse_pdf(data, ocr, progress)
-    if lower.endswith(TEXT_SUFFIXES):
+    if is_plain_text(data, filename):
         return parse_text(data)
     raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")
 
@@ -403,7 +413,7 @@ def open_stored_pdf(path: Path) -> pdfium.PdfDocument | None:
     note has no page image; the original may be gone)."""
     try:
         with path.open("rb") as fh:
-            if b"%PDF-" not in fh.read(1024):
+            if not has_pdf_header(fh.read(1024)):
                 return None
         return pdfium.PdfDocument(str(path))
     except (OSError, pdfium.PdfiumError):
