@@ -6,6 +6,7 @@ import io
 import logging
 import math
 import re
+import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,15 +179,22 @@ def _is_blank(page: pdfium.PdfPage) -> bool:
 
 
 # A text layer is garbage when more than this share of it is U+FFFD (a font without a
-# Unicode map), or when it has no letter at all (a page number over a scanned image).
+# Unicode map), or when it has no letter at all (a page number over a scanned image) and not
+# this many digits either (a page that is a table of figures is text, not a scan).
 GARBAGE_SHARE = 0.3
+MIN_FIGURE_DIGITS = 20
 # A page image smaller than this on either side holds nothing legible.
 MIN_OCR_SIDE_PX = 16
 
 
 def usable_text(text: str) -> bool:
-    """A text layer worth keeping rather than OCRing: some letters, not mostly U+FFFD."""
-    if len(text) < MIN_PAGE_CHARS or not any(ch.isalpha() for ch in text):
+    """A text layer worth keeping rather than OCRing: some letters (or a page of figures),
+    not mostly U+FFFD."""
+    if len(text) < MIN_PAGE_CHARS:
+        return False
+    if not any(ch.isalpha() for ch in text) and sum(ch.isdigit() for ch in text) < (
+        MIN_FIGURE_DIGITS
+    ):
         return False
     return text.count("\ufffd") <= GARBAGE_SHARE * len(text)
 
@@ -249,6 +257,28 @@ def _read(
     return read_page(engine, image, got), got
 
 
+def _reread_finer(
+    engine: Engine,
+    pdf: pdfium.PdfDocument,
+    number: int,
+    first: Reading | None,
+    started: float,
+    options: OcrOptions,
+) -> Reading | None:
+    """The page read again at SMALL_TEXT_DPI in what is left of its time; the first reading
+    stands when the second is not better, fails or runs out of time."""
+    left = options.page_timeout_s - (time.monotonic() - started)
+    if left < 1:
+        return first
+    try:
+        with time_limit(left):
+            finer, _ = _read(engine, pdf, number - 1, SMALL_TEXT_DPI)
+    except Exception as exc:  # the first reading is kept whatever went wrong
+        log.info("page %d: the finer reading failed (%s); the first is kept", number, exc)
+        return first
+    return finer if _better(finer, first) else first
+
+
 def _ocr(
     pdf: pdfium.PdfDocument,
     numbers: list[int],
@@ -276,14 +306,10 @@ def _ocr(
     parsed.ocr_engine = resolved
     for done, number in enumerate(todo):
         progress(done, len(todo))
+        started = time.monotonic()
         try:
             with time_limit(options.page_timeout_s):
                 reading, dpi = _read(engine, pdf, number - 1, OCR_DPI)
-                unsure = reading is None or reading.confidence < SMALL_TEXT_CONFIDENCE
-                if unsure and dpi >= 0.99 * OCR_DPI:  # not already shrunk to the pixel cap
-                    finer, _ = _read(engine, pdf, number - 1, SMALL_TEXT_DPI)
-                    if _better(finer, reading):
-                        reading = finer
         except pdfium.PdfiumError:
             parsed.failed_pages.append(number)
             continue
@@ -294,6 +320,9 @@ def _ocr(
                 log.warning("OCR of page %d failed: %s", number, str(exc).splitlines()[:1])
             parsed.empty_pages.append(number)
             continue
+        unsure = reading is None or reading.confidence < SMALL_TEXT_CONFIDENCE
+        if unsure and dpi >= 0.99 * OCR_DPI:  # not already shrunk to the pixel cap
+            reading = _reread_finer(engine, pdf, number, reading, started, options)
         text = clean_text(reading.text) if reading is not None else ""
         if reading is None or not usable_text(text):
             parsed.empty_pages.append(number)

@@ -215,6 +215,23 @@ def test_small_text_files_are_read_without_a_child_but_pdfs_never(
     assert bench.registry.get_document(ws.id, doc_id_for(manual)).pages > 1
 
 
+def test_a_page_of_figures_keeps_its_text_layer(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of numbers has no letters but is text, not a scan: it is kept as it is (with
+    OCR off nothing else could read it); a lone page number over a picture is not text."""
+    from ingest.parsing import usable_text
+
+    monkeypatch.setenv("MASIS_OCR_ENGINE", "off")
+    bench.settings.ocr_engine = "off"
+    figures = "2019 4,210 3,980 1,115\n2020 4,655 4,012 1,230\n2021 5,102 4,390 1,318"
+    ws = bench.create_workspace("demo", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, make_pdf([figures]), "figures.pdf")
+    assert report.status == "ingested", report.error
+    assert report.empty_pages == [] and report.pages == 1
+    assert usable_text(figures) and not usable_text("12") and not usable_text("- 3 -")
+
+
 def test_files_over_the_upload_limit_are_refused(bench: Workbench, manual: bytes) -> None:
     ws = bench.create_workspace("demo", "wordllama")
     bench.settings.max_upload_mb = 1

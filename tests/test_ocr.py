@@ -369,3 +369,25 @@ def test_progress_sent_while_the_parent_was_busy_still_moves_the_deadline() -> N
     seen: list[tuple[int, int]] = []
     assert call.outcome(lambda d, t: seen.append((d, t))) == ("ok", "read")
     assert seen == [(0, 1), (1, 1)]
+
+
+def test_a_finer_reading_that_fails_keeps_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unsure page is read again at 400 dpi; when that second reading fails (or runs out
+    of the page's time) the first reading stands instead of the page being lost."""
+    from ingest import parsing
+    from ingest.ocr import Reading
+
+    calls: list[float] = []
+
+    def first_unsure_then_broken(engine, image, dpi):
+        calls.append(dpi)
+        if len(calls) == 1:
+            return Reading("Pump seal record sheet, checked weekly.", 0.3, 0)
+        raise RuntimeError("the engine choked on the finer image")
+
+    monkeypatch.setattr(parsing, "read_page", first_unsure_then_broken)
+    parsed = parsing.parse_pdf(image_pdf([scanned_page(PUMP)]), OcrOptions("auto"))
+    assert len(calls) == 2 and calls[1] > calls[0]
+    assert parsed.ocr_pages == [1]
+    assert [p.text for p in parsed.pages] == ["Pump seal record sheet, checked weekly."]
+    assert parsed.empty_pages == [] and parsed.ocr_timeouts == []
