@@ -129,6 +129,8 @@ class RunStore:
             "metrics": json.dumps(rec.metrics),
             "trace": json.dumps(rec.trace),
             "input": json.dumps(rec.input) if rec.input is not None else None,
+            # An integer column: PostgreSQL has no cast from a Python bool to BIGINT.
+            "feedback": None if rec.feedback is None else int(rec.feedback),
         }
         with self._conn() as conn:
             conn.execute(upsert("runs", COLUMNS, ("run_id",)), [row[c] for c in COLUMNS])

@@ -70,6 +70,19 @@ def test_a_stopped_script_mid_run_leaves_a_resumable_run(research: RunService, w
     assert done.run_id == rec.run_id
 
 
+def test_a_verdict_given_on_a_paused_run_survives_its_resume(research: RunService, ws) -> None:
+    """The thumbs sit under a paused run's draft too; the run is saved again when resumed,
+    verdict included (PostgreSQL stores it as an integer, not a Python bool)."""
+    paused = research.ask(ws.id, OFF_TOPIC)
+    assert paused.status == "needs_human"
+    research.mark(paused.run_id, True)
+    response = {"action": "rephrase", "text": "At what pressure does the relief valve open?"}
+    done = research.resume(paused.run_id, response)
+    assert done.status == "completed", done.error
+    stored = research.store.get(paused.run_id)
+    assert stored is not None and stored.feedback is True
+
+
 def test_a_stopped_script_mid_resume_is_not_left_paused(research: RunService, ws) -> None:
     paused = research.ask(ws.id, OFF_TOPIC)
     assert paused.status == "needs_human"
