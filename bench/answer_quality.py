@@ -159,7 +159,7 @@ def measure(
 
     pages: dict[str, dict[int, str]] = {}
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
-        bench = Workbench(Settings(data_dir=data or Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(data or Path(tmp), provider="offline"))
         ws = bench.registry.get_workspace("manuals")
         fresh = ws is None
         if ws is None:

@@ -41,7 +41,7 @@ def main() -> None:
     qids = sorted(q for q in queries if q in qrels)
     random.Random(5).shuffle(qids)
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("bench", "wordllama")
         index_corpus(bench, ws.id, "wordllama", corpus)
         research = RunService(bench)

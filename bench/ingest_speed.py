@@ -48,7 +48,7 @@ def run_ours(pdfs: list[Path], tmp: Path) -> dict[str, Any]:
     from masis_core.config import Settings
     from masis_core.services import Workbench
 
-    bench = Workbench(Settings(data_dir=tmp / "data", provider="offline"))
+    bench = Workbench(Settings.local(tmp / "data", provider="offline"))
     ws = bench.create_workspace("bench", "wordllama")
     bench.embedder("wordllama")  # model load is not ingest time
     ingestor = Ingestor(bench)
@@ -109,7 +109,7 @@ def run_limit(pdfs: list[Path], tmp: Path) -> dict[str, Any]:
     from masis_core.config import Settings
     from masis_core.retrieval.store import VectorStore
 
-    settings = Settings(data_dir=tmp / "data", provider="offline")
+    settings = Settings.local(tmp / "data", provider="offline")
     from masis_core.llm.embeddings import get_embedder
 
     embedder = get_embedder("wordllama", settings)

@@ -59,7 +59,7 @@ def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]])
 
 
 def measure(pdfs: Path, files: dict[str, Path], data_dir: Path) -> dict[str, Any]:
-    bench = Workbench(Settings(data_dir=data_dir, provider="offline", embed_model="wordllama"))
+    bench = Workbench(Settings.local(data_dir, provider="offline", embed_model="wordllama"))
     ws_id = workspace(bench, pdfs)
     researcher = RunService(bench)
     report: dict[str, Any] = {}

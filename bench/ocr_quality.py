@@ -308,7 +308,7 @@ def memory(pdfs: list[Path], n_pages: int, engine: str, every: int = 50) -> dict
     samples: list[dict[str, Any]] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="masis-ocr-memory-") as tmp:
-        settings = Settings(data_dir=Path(tmp), provider="offline")
+        settings = Settings.local(Path(tmp), provider="offline")
         settings.ocr_engine = engine  # type: ignore[assignment]
         settings.ocr_page_timeout_s = 600
         settings.max_upload_mb = max(settings.max_upload_mb, len(data) // 2**20 + 1)
@@ -473,7 +473,7 @@ def page_hits(pdfs: Path, questions_file: Path, limit: int, engines: list[str]) 
     out: dict[str, Any] = {"questions": len(questions), "pages": sum(map(len, kept.values()))}
     with tempfile.TemporaryDirectory(prefix="masis-ocr-bench-") as tmp:
         for name in ["text layer", *engines]:
-            settings = Settings(data_dir=Path(tmp) / name, provider="offline")
+            settings = Settings.local(Path(tmp) / name, provider="offline")
             settings.ocr_engine = "off" if name == "text layer" else name  # type: ignore[assignment]
             settings.ocr_page_timeout_s = 600
             bench = Workbench(settings)

@@ -77,7 +77,7 @@ def collect_fitzgov(dataset: Path, n: int) -> list[dict[str, Any]]:
     random.Random(5).shuffle(qids)
     rows = []
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("dev", "wordllama")
         index_corpus(bench, ws.id, "wordllama", corpus)
         for qid in qids[:n]:
@@ -100,7 +100,7 @@ def collect_manuals(pdfs: Path, questions: Path) -> list[dict[str, Any]]:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("manuals", "wordllama")
         ingestor = Ingestor(bench)
         for path in expand_paths([pdfs]):

@@ -71,7 +71,7 @@ def governance_runs(
 ) -> Iterator[tuple[dict[str, Any], RunRecord]]:
     """Run every case in a workspace of its own; yield (case, record) as each ends."""
     with tempfile.TemporaryDirectory(prefix="masis-eval-", dir=temp_root()) as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider=engine, embed_model="wordllama"))
+        bench = Workbench(Settings.local(Path(tmp), provider=engine, embed_model="wordllama"))
         ingestor = Ingestor(bench)
         researcher = RunService(bench)
         for n, case in enumerate(cases, start=1):

@@ -113,7 +113,7 @@ def evaluate_retrieval(
         qids = [qids[i * len(qids) // limit] for i in range(limit)]
     configs = configs or {m: {"mode": m} for m in modes}
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("eval", embed_model)
         if progress:
             progress(f"indexing {len(corpus)} documents")
@@ -242,7 +242,7 @@ def evaluate_pages(
     """Ingest a folder of real PDFs, then page-hit@k for each labelled question."""
     questions = load_page_questions(questions_file)
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
-        bench = Workbench(Settings(data_dir=Path(tmp), provider="offline"))
+        bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("pages", embed_model)
         files = _ingest_folder(bench, ws.id, pdfs, progress)
         ingested = {f["file"] for f in files if f["status"] in ("ingested", "duplicate")}

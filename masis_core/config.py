@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -86,6 +86,13 @@ class Settings(BaseSettings):
     @property
     def chroma_dir(self) -> Path:
         return self.data_dir / "chroma"
+
+    @classmethod
+    def local(cls, data_dir: Path, **values: Any) -> Settings:
+        """A workbench of its own on ``data_dir`` (an evaluation's or a benchmark's scratch
+        dir): embedded Chroma and SQLite there, whatever MASIS_CHROMA_HOST and
+        MASIS_POSTGRES_URL say, so it never writes workspaces into a team's shared servers."""
+        return cls(data_dir=data_dir, chroma_host=None, postgres_url=None, **values)
 
     @property
     def db_path(self) -> Path:

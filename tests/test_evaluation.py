@@ -109,3 +109,16 @@ def test_eval_governance_json_end_to_end(tmp_path: Path, capsys) -> None:
     assert got["off-topic"]["got"] == "abstain"
     assert got["two-camps"]["got"] == "dispute"
     assert {"ece", "bins", "count"} <= set(report["calibration"])
+
+
+def test_evaluation_runs_in_its_own_scratch_store_on_a_team_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a host pointed at the team's servers, an evaluation's throwaway workspaces must not
+    land in the shared registry or Chroma: its workbench ignores both settings."""
+    monkeypatch.setenv("MASIS_POSTGRES_URL", "postgresql://nobody@127.0.0.1:9/shared")
+    monkeypatch.setenv("MASIS_CHROMA_HOST", "127.0.0.1")
+    monkeypatch.setenv("MASIS_CHROMA_PORT", "9")
+    ((case, rec),) = list(evaluation.governance_runs(CASES[:1]))
+    assert case["id"] == "ups-answer"
+    assert evaluation.classify(rec) == "answer"
