@@ -77,10 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.paths and not args.list:
         parser.error("give the PATHs to ingest, or --list")
+    if args.paths and args.list:
+        parser.error("--list shows what is there; give it without PATHs")
     setup_logging(args.verbose)
     try:
         bench = Workbench()
-        ws = bench.open_workspace(args.workspace, args.embedder, create=True)
+        # Listing a workspace that is not there must not make it (a typo would).
+        ws = bench.open_workspace(args.workspace, args.embedder, create=not args.list)
         ingestor = Ingestor(bench)
         ingestor.sweep_stale()
     except MasisError as exc:

@@ -78,3 +78,14 @@ def test_module_runs_as_a_real_process(tmp_path: Path, folder: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files"][0]["status"] == "ingested"
     assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_listing_a_workspace_that_is_not_there_makes_nothing(
+    settings: Settings, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--workspace", "plnat", "--list"]) == 2
+    assert "no workspace 'plnat'" in capsys.readouterr().err.lower()
+    assert Workbench(settings).registry.get_workspace("plnat") is None
+    with pytest.raises(SystemExit) as exit_:
+        main(["--workspace", "plant", "--list", str(folder)])  # PATHs would be ignored
+    assert exit_.value.code == 2
