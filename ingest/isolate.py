@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.highlight import HighlightedPage, highlight_page
-from ingest.ocr import OcrOptions, keep_engine, preload
+from ingest.ocr import OcrOptions, ProgressFn, keep_engine, preload
 from ingest.parsing import (
     ParsedDocument,
     is_plain_text,
@@ -111,7 +111,6 @@ def _child_main(
         out.close()
 
 
-ProgressFn = Callable[[int, int], None]
 # How often a wait looks at its ``cancelled`` question.
 CANCEL_POLL_S = 0.25
 
@@ -135,6 +134,7 @@ class ChildCall:
         self.timeout_s = timeout_s
         self._grace = progress_grace_s
         self._deadline = time.monotonic() + timeout_s
+        self.progressed = False  # the target reported progress (OCR ran)
         self._receive, send = _CONTEXT.Pipe(duplex=False)
         _RECEIVERS.add(self._receive)
         self._proc = _CONTEXT.Process(
@@ -178,6 +178,7 @@ class ChildCall:
                     return "died", self._proc.exitcode
                 if message[0] != "progress":
                     return message
+                self.progressed = True
                 if self._grace is not None:
                     self._deadline = time.monotonic() + self._grace
                 if on_progress is not None:
@@ -261,7 +262,9 @@ class PendingParse:
         if kind == "cancelled":
             raise DocumentError("cancelled: the batch was stopped while this file was read")
         if kind == "timeout":
-            more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if self.ocr else ""
+            # OCR is named only when it ran: a text-layer PDF that hangs is no OCR matter.
+            ocr_ran = self._child.progressed
+            more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if ocr_ran else ""
             raise DocumentError(
                 f"timeout: reading the file took longer than {self.timeout_s:g} s "
                 f"(MASIS_PARSE_TIMEOUT_S{more}); it may be malformed"

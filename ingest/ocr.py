@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -152,7 +153,9 @@ class TesseractEngine:
             input=png.getvalue(),
             capture_output=True,
             check=False,
-            env={"OMP_THREAD_LIMIT": "1", "PATH": "/usr/bin:/bin"},
+            # The caller's environment (TESSDATA_PREFIX, a library path) with one thread:
+            # the parse child is already one of two workers on two cores.
+            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
         )
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.decode(errors="replace").strip()[:200])

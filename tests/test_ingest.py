@@ -7,7 +7,7 @@ from chromadb.api.models.Collection import Collection
 
 from ingest import pipeline
 from ingest.pipeline import Ingestor, Source, doc_id_for
-from masis_core.errors import EmbedderMismatch
+from masis_core.errors import DocumentError, EmbedderMismatch
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench
 from tests.conftest import FIXTURES
@@ -336,3 +336,20 @@ def test_an_abandoned_batch_leaves_no_parser_running(
     batch.close()
     assert multiprocessing.active_children() == []
     assert [d.filename for d in bench.documents("demo")] == ["a.pdf"]
+
+
+def test_a_parse_that_hangs_without_ocr_does_not_blame_ocr(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The time-out message names OCR's per-page allowance only when OCR ran."""
+    import threading
+
+    from ingest import isolate
+    from ingest.ocr import OcrOptions
+
+    monkeypatch.setattr(isolate, "parse_bytes", lambda *_: threading.Event().wait())
+    pending = isolate.PendingParse(make_pdf(["x"]), "stuck.pdf", 0.5, OcrOptions("auto"))
+    with pytest.raises(DocumentError) as err:
+        pending.result()
+    assert str(err.value).startswith("timeout: reading the file took longer than 0.5 s")
+    assert "OCR" not in str(err.value)
