@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evaluation.governance import classify, temp_root
+from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.config import Settings
 from masis_core.judgement import reliability
@@ -125,12 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             f"ECE {calibration['ece']} over {calibration['count']} judged questions, "
             f"{answered['ece']} over the {answered['count']} answered"
         )
-        for b in calibration["bins"]:
-            if b["count"]:
-                print(
-                    f"  {b['lo']:.1f}-{b['hi']:.1f}: {b['count']:>3} questions, mean confidence "
-                    f"{b['mean_confidence']:.2f}, answer right {b['accuracy']:.2f}"
-                )
+        print("\n".join(format_reliability(calibration)))
     return 0
 
 

@@ -136,7 +136,8 @@ class ChunkWords:
         start = 0
         fresh: list[tuple[str, tuple[int, int, np.ndarray]]] = []
         for i, ws in zip(todo, words, strict=True):
-            found[i] = rows = ids[start : start + len(ws)]
+            # A copy: a view would keep the whole pool's id array alive in the cache.
+            found[i] = rows = ids[start : start + len(ws)].copy()
             start += len(ws)
             key = keys[i]
             if key is not None:
