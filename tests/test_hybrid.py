@@ -539,12 +539,22 @@ def test_soft_match_over_the_pool_equals_each_chunks_own_maximum(bench, monkeypa
     again = soft_matches(vectors, queries, weights, kept.pool(swapped, ids))
     assert again[0][2] == pytest.approx(got[0][0], abs=1e-5)
 
-    # The word table is emptied when full: kept rows are looked up again, scores unchanged.
+    # The word table is emptied when full, here by the pool's own look-up: the kept rows
+    # are void and all are looked up again (a second pass), scores unchanged.
     monkeypatch.setattr(softmatch, "MAX_CACHED_WORDS", 5)
     before = vectors.generation
-    vectors.rows(["calibrate"])
-    assert vectors.generation == before + 1
-    after = soft_matches(vectors, queries, weights, kept.pool(texts, ids))
+    lookups: list[int] = []
+    real_rows = vectors.rows
+
+    def counted_rows(words):
+        lookups.append(len(words))
+        return real_rows(words)
+
+    monkeypatch.setattr(vectors, "rows", counted_rows)
+    pooled = kept.pool(texts, ids)
+    assert vectors.generation > before
+    assert len(lookups) == 2  # the pool looked its words up again after the table emptied
+    after = soft_matches(vectors, queries, weights, pooled)
     for a, b in zip(after, got, strict=True):
         assert a.tolist() == pytest.approx(b.tolist(), abs=1e-5)
 
