@@ -156,6 +156,14 @@ def test_queries_skip_hidden_and_excluded_chunks_even_when_they_rank_first(
     assert [h.metadata["doc_id"] for h in hits] == ["kept"] * 5
     expected = sorted(range(n_close, len(ids)), key=lambda i: -float(vectors[i] @ target))[:5]
     assert [h.chunk_id for h in hits] == [ids[i] for i in expected]
+    # The same through the path hybrid retrieval takes: with the stored vectors.
+    (with_vectors,) = bench.store.query_many(
+        "wordllama", ws.id, [target], 5, ["excluded"], embeddings=True
+    )
+    assert [h.chunk_id for h in with_vectors] == [h.chunk_id for h in hits]
+    for h in with_vectors:
+        assert h.embedding is not None
+        assert np.allclose(h.embedding, vectors[ids.index(h.chunk_id)], atol=1e-5)
     # With few hidden chunks on top, the unfiltered answer alone is the same ranking.
     visible_close = bench.store.query("wordllama", ws.id, target, 3)
     assert all(h.metadata["doc_id"] == "excluded" for h in visible_close)
