@@ -269,10 +269,6 @@ class EvaluationStore:
             ).fetchone()
         return json.loads(row["report"]) if row else None
 
-    def delete_workspace(self, ws_id: str) -> None:
-        with self._conn() as conn:
-            conn.execute("DELETE FROM evaluations WHERE workspace_id = ?", (ws_id,))
-
 
 def run_evaluation(
     bench: Workbench,

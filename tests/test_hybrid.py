@@ -312,10 +312,13 @@ IRRIGATION = {
 
 
 def test_soft_match_rewards_related_words_and_weighs_rare_ones(bench) -> None:
-    from masis_core.retrieval.softmatch import soft_match, word_matrices
+    from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 
     texts = list(IRRIGATION.values())
-    chunks = word_matrices(bench.word_vectors, texts)
+    chunks = ChunkWords(bench.word_vectors, size=0).pool(texts, list(IRRIGATION))
+
+    def soft_match(vectors, query, weight_of, pool) -> np.ndarray:
+        return soft_matches(vectors, [query], weight_of, pool)[0]
 
     def uniform(words: list[str]) -> np.ndarray:
         return np.ones(len(words))

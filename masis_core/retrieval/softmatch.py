@@ -119,9 +119,9 @@ class ChunkWords:
         with self._lock:
             self._kept.clear()
 
-    def pool(self, texts: Sequence[str], chunk_ids: Sequence[str] | None = None) -> Pool:
-        """The pool's words: every chunk's rows, end to end, and where each chunk starts."""
-        keys = list(chunk_ids) if chunk_ids is not None else [None] * len(texts)
+    def pool(self, texts: Sequence[str], keys: Sequence[str]) -> Pool:
+        """The pool's words (``keys``: the chunks' ids): every chunk's rows, end to end, and
+        where each chunk starts."""
         found: list[np.ndarray | None] = [None] * len(keys)
         for use_kept in (True, False):
             generation = self.vectors.generation
@@ -139,9 +139,7 @@ class ChunkWords:
             # A copy: a view would keep the whole pool's id array alive in the cache.
             found[i] = rows = ids[start : start + len(ws)].copy()
             start += len(ws)
-            key = keys[i]
-            if key is not None:
-                fresh.append((key, (hash(texts[i]), now, rows)))
+            fresh.append((keys[i], (hash(texts[i]), now, rows)))
         if fresh and self.size:
             with self._lock:
                 self._kept.update(fresh)
@@ -150,14 +148,14 @@ class ChunkWords:
         return Pool.of([f if f is not None else _EMPTY for f in found], table)
 
     def _kept_rows(
-        self, keys: Sequence[str | None], texts: Sequence[str], generation: int
+        self, keys: Sequence[str], texts: Sequence[str], generation: int
     ) -> list[np.ndarray | None]:
         found: list[np.ndarray | None] = [None] * len(texts)
         with self._lock:
             for i, (key, text) in enumerate(zip(keys, texts, strict=True)):
-                hit = self._kept.get(key) if key is not None else None
+                hit = self._kept.get(key)
                 if hit is not None and hit[0] == hash(text) and hit[1] == generation:
-                    self._kept.move_to_end(key)  # type: ignore[arg-type]
+                    self._kept.move_to_end(key)
                     found[i] = hit[2]
         return found
 
@@ -181,11 +179,6 @@ class Pool:
 
     def __len__(self) -> int:
         return len(self.lengths)
-
-
-def word_matrices(vectors: WordVectors, texts: Sequence[str]) -> Pool:
-    """The pool of ``texts`` without keeping anything (tests, one-off scoring)."""
-    return ChunkWords(vectors, size=0).pool(texts)
 
 
 def soft_matches(
@@ -214,13 +207,3 @@ def soft_matches(
             out[qi][filled] = weights @ best[first : first + len(ws)] / total
         first += len(ws)
     return out
-
-
-def soft_match(
-    vectors: WordVectors,
-    query: str,
-    weight_of: Callable[[list[str]], np.ndarray],
-    pool: Pool,
-) -> np.ndarray:
-    """``soft_matches`` for one query."""
-    return soft_matches(vectors, [query], weight_of, pool)[0]
