@@ -141,6 +141,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         },
         "enable_ollama": status.enable_commands if status.mode == "offline" else [],
         "data_dir": str(bench.settings.data_dir),
+        # Where the shared state lives: in server mode not in the data dir.
+        "database": bench.db.describe(),
+        "vectors": (
+            f"Chroma server {bench.settings.chroma_host}:{bench.settings.chroma_port}"
+            if bench.settings.chroma_host
+            else str(bench.settings.chroma_dir)
+        ),
         "workspaces": [
             {"id": ws.id, "embed_model": ws.embed_model, "documents": len(bench.documents(ws.id))}
             for ws in bench.registry.list_workspaces()
@@ -163,6 +170,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for cmd in data["enable_ollama"]:
         print(f"      to enable Ollama: {cmd}")
     print(f"data: {data['data_dir']}")
+    print(f"rows: {data['database']}")
+    print(f"vectors: {data['vectors']}")
     for ws in data["workspaces"]:
         print(f"workspace {ws['id']}: {ws['documents']} documents ({ws['embed_model']})")
     for r in data["recent_runs"]:

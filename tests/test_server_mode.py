@@ -83,6 +83,11 @@ def test_a_document_ingested_through_one_process_is_found_through_the_other(
     assert "500 operating hours" in answer["answer"]
     assert {c["filename"] for c in answer["citations"]} == {"manual.pdf"}
     assert not (host_a / "masis.db").exists() and not (host_b / "masis.db").exists()
+    # An operator can see where the shared state is, without the credentials.
+    status = cli(["masis_core", "status", "--json"], host_b)
+    assert status["database"].startswith("postgresql://127.0.0.1:")
+    assert status["vectors"].startswith("Chroma server 127.0.0.1:")
+    assert [ws["id"] for ws in status["workspaces"]] == ["plant"]
 
 
 def test_a_run_paused_on_one_process_is_resumed_on_the_other(team: tuple[Path, Path]) -> None:
