@@ -262,7 +262,11 @@ def _sentence_end(word: str, following: str) -> bool:
         return False
     if not _OPENING.match(following):
         return bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
-    return not (re.fullmatch(r"[A-Z]\.", word) and _TITLE_WORD.match(following))
+    # An initial before a name or another initial: "W. N. Venables, D. M. Smith".
+    return not (
+        re.fullmatch(r"[A-Z]\.", word)
+        and (_TITLE_WORD.match(following.rstrip(",;:")) or re.fullmatch(r"[A-Z]\.,?", following))
+    )
 
 
 def _is_section_number(words: list[str], i: int) -> bool:
@@ -357,6 +361,53 @@ def _prose(words: list[str]) -> bool:
     )
 
 
+# A title block reads like this: "An Introduction to R Notes on R: A Programming Environment
+# for Data Analysis and Graphics Version 4.2.2 Patched (2022-11-10) W. N. Venables" (a
+# manual's cover), or "Copyright c 1990 W. N. Venables ... R Core Team" before the licence's
+# first sentence: the parser glues it to the prose, with stop words enough to pass as prose.
+# A sentence, even one full of product names, has a verb or a common noun in lower case
+# within its first few capitalised words; a list of names has commas.
+TITLE_BLOCK_WORDS = 6
+_QUOTES = frozenset("\"'‘’“”`")
+
+
+def _capitalised(word: str) -> bool:
+    return word.lstrip("\"'“‘(")[:1].isupper()
+
+
+def _title_prefix(words: list[str]) -> int:
+    """How many words at the start of ``words`` form a title block (0 when none): at least
+    ``TITLE_BLOCK_WORDS`` capitalised words before the first lower-case word that is not a
+    stop word; the prose starts with the capitalised word(s) just before that one."""
+    first_lower = len(words)
+    for j, w in enumerate(words[1:], start=1):
+        bare = _bare(w)
+        if len(bare) > 1 and bare.isalpha() and bare not in STOP_WORDS and not _capitalised(w):
+            first_lower = j
+            break
+    start = first_lower
+    if first_lower < len(words):
+        start = first_lower - 1
+        while start > 0 and not _capitalised(words[start]) and _is_stop(words[start]):
+            start -= 1
+        if start > 0 and _is_stop(words[start - 1]) and _capitalised(words[start - 1]):
+            start -= 1  # "The Debian system is ..."
+    head = words[:start]
+    # Words in quotes name something the sentence talks about ("see the ‘Writing R
+    # Extensions’ manual"): they are not a title block.
+    named = sum(
+        1
+        for w in head
+        if _capitalised(w)
+        and len(_bare(w)) > 1
+        and _bare(w).isalpha()
+        and not _is_stop(w)
+        and not _QUOTES.intersection(w)
+    )
+    commas = sum(w.endswith(",") for w in head)
+    return start if named >= TITLE_BLOCK_WORDS and commas <= 2 else 0
+
+
 def _table_run(numeric: list[bool]) -> bool:
     """Table cells flattened into a line: two bare figures side by side and a third within
     six words ("1.0 1.2 1.4 2.0+ 1.0 yes yes yes no"); a prose list has commas."""
@@ -447,6 +498,11 @@ class _Segmenter:
                 table = _ALL_CAPS.match(first) or _DATE.match(run[1] if len(run) > 1 else "")
                 self.emit("table" if table else "heading", lo, lo + structure)
                 lo += structure
+                continue
+            title = _title_prefix(run)
+            if title:
+                self.emit("heading", lo, lo + title)
+                lo += title
                 continue
             inner = _inner_break(run)
             stop = hi if inner is None else lo + inner

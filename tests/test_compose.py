@@ -155,6 +155,34 @@ def test_abbreviations_and_initials_do_not_end_sentences() -> None:
     assert sentences_of(text) == [text]
 
 
+def test_a_title_block_and_its_authors_are_not_a_sentence() -> None:
+    """R-intro.pdf's cover and copyright page as the parser reads them: the title, the
+    authors' initials and the copyright lines run into the prose with no full stop."""
+    cover = (
+        "An Introduction to R Notes on R: A Programming Environment for Data Analysis and "
+        "Graphics Version 4.2.2 Patched (2022-11-10) W. N. Venables, D. M. Smith and the R "
+        "Core Team This manual is for R, version 4.2.2 Patched (2022-11-10). Copyright c 1990 "
+        "W. N. Venables Copyright c 1992 W. N. Venables & D. M. Smith Copyright c 1999–2022 R "
+        "Core Team Permission is granted to make and distribute verbatim copies of this manual "
+        "provided the copyright notice and this permission notice are preserved on all copies."
+    )
+    found = kinds(cover)
+    assert [t for k, t in found if k == "sentence"] == [
+        "This manual is for R, version 4.2.2 Patched (2022-11-10).",
+        "Permission is granted to make and distribute verbatim copies of this manual provided "
+        "the copyright notice and this permission notice are preserved on all copies.",
+    ]
+    assert ("heading", cover[: cover.index(" This manual")]) in found
+    # Names in quotes, products and initials inside a sentence leave it whole.
+    for text in (
+        "See the ‘Writing R Extensions’ and ‘R Installation and Administration’ manuals for "
+        "how to create and install packages.",
+        "Network UPS Tools supports the APC Back-UPS Pro and Eaton Powerware units.",
+        "The package was written by W. N. Venables and D. M. Smith in 1992.",
+    ):
+        assert sentences_of(text) == [text]
+
+
 def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
     text = (
         "A streamlined version of the call is as follows: > fit <- lm(formula, data = d) "
