@@ -52,13 +52,18 @@ def _any_word(words: str) -> re.Pattern[str]:
 
 
 # -- what the question asks for ----------------------------------------------------------------
+# Nouns that name the kind of answer rather than the subject ("which *version* introduced
+# the pipe operator", "what is the *price* of …").
+_QUANTITY_NOUNS = (
+    "number percentage percent proportion share rate ratio amount cost price size total"
+    " average median count temperature speed distance duration length weight value revenue"
+    " population budget salary score capacity limit fee dose dosage frequency margin yield"
+    " growth age height depth volume"
+)
 _QUANTITY_Q = re.compile(
     r"\bhow (?:many|much|far|long|old|big|large|tall|high|often|fast|deep|heavy|wide|small)\b"
     r"|\b(?:what|which) (?:is |was |are |were )?(?:the )?(?:\w+ ){0,2}"
-    r"(?:number|percentage|percent|proportion|share|rate|ratio|amount|cost|price|size|total"
-    r"|average|median|count|temperature|speed|distance|duration|length|weight|value|revenue"
-    r"|population|budget|salary|score|capacity|limit|fee|dose|dosage|frequency|margin|yield"
-    r"|growth|age|height|depth|volume)\b",
+    r"(?:" + _QUANTITY_NOUNS.replace(" ", "|") + r")\b",
     re.I,
 )
 _DATE_Q = re.compile(
@@ -124,13 +129,21 @@ _FRAME = re.compile(
 )
 
 
-def head_stems(question: str, n: int = 2) -> set[str]:
+_KIND_STEMS = content_stems(
+    _QUANTITY_NOUNS + " version versions release releases year years date dates day days month"
+    " months time times"
+)
+
+
+def head_stems(question: str, n: int = 2, subject: bool = False) -> set[str]:
     """The first content words after the question's frame: what it is about first and
-    foremost ("How is the *success rate* of CBT…", "What is the maximum *cable length*…")."""
+    foremost ("How is the *success rate* of CBT…", "What is the maximum *cable length*…").
+    With ``subject``, words naming the kind of answer are passed over: "Which R version
+    introduced the pipe operator?" is about *introduced* and *pipe*, not *version*."""
     body = _FRAME.sub(" ", question, count=1)
     out: list[str] = []
     for w in re.findall(r"[A-Za-z][\w'-]*", body):
-        st = content_stems(w)
+        st = content_stems(w) - _KIND_STEMS if subject else content_stems(w)
         if st:
             out.extend(sorted(st))
         if len(out) >= n:
@@ -168,11 +181,16 @@ def asked_in(kind: str, question: str, text: str) -> bool:
     """Does a sentence of ``text`` about what the question asks hold the asked kind? The
     sentence must share a word with the question's head ("how many *hours*…"), so a manual
     page full of unrelated figures does not answer "how many"; for "how many X" the figure
-    must stand by the X it counts."""
+    must stand by the X it counts. When the head names the kind of answer ("Which R
+    *version* introduced the pipe operator?"), the sentence must also name the subject:
+    "This manual is for R, version 4.2.2." was confidence 96% for that question. Held out on
+    fitzgov-dev the rule is neutral (accuracy 0.612 against 0.613, five folds)."""
     anchor = head_stems(question) or content_stems(question)
+    subject = head_stems(question, subject=True)
     thing = counted(question) if kind == "quantity" else None
     return any(
-        anchor & content_stems(s)
+        anchor & (words := content_stems(s))
+        and (not subject or subject & words)
         and kind_present(kind, s, question)
         and (thing is None or counts_in(thing, question, s))
         for s in sentences(defang(text))

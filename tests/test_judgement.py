@@ -302,6 +302,19 @@ def test_how_many_is_answered_by_a_count_of_the_thing_asked() -> None:
     )
 
 
+def test_a_version_of_something_else_does_not_answer_which_version() -> None:
+    """R-intro.pdf's first page gives R's version; the question asks which version brought
+    the pipe operator. The kind of answer ("version") is not the subject: the version must
+    stand by what the question is about."""
+    q = "Which R version introduced the pipe operator?"
+    assert judgement.head_stems(q, subject=True) == judgement.content_stems("introduced pipe")
+    cover = "This manual is for R, version 4.2.2 Patched (2022-11-10)."
+    assert not judgement.asked_in("version", q, cover)
+    assert judgement.asked_in("version", q, "The native pipe operator was introduced in R 4.1.0.")
+    critique = offline.critique(q, f"{cover} [1]", [ev(1, cover, score=0.4)])
+    assert critique["confidence"] < LOW_CONFIDENCE
+
+
 def test_a_neighbouring_subject_is_a_substitution() -> None:
     """The question names Germany; the passages name France: a neighbour, not the subject."""
     feats = features(
