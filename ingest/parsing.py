@@ -79,6 +79,7 @@ class ParsedDocument:
     ocr_pages: list[int] = field(default_factory=list)
     rotated_pages: dict[int, int] = field(default_factory=dict)  # page: degrees turned upright
     ocr_timeouts: list[int] = field(default_factory=list)
+    ocr_errors: dict[int, str] = field(default_factory=dict)  # page: the engine's error
     ocr_skipped: list[int] = field(default_factory=list)  # over MASIS_OCR_MAX_PAGES
     ocr_unavailable: str | None = None  # why pages needing OCR were not read
 
@@ -317,7 +318,9 @@ def _ocr(
             if timed_out(exc):
                 parsed.ocr_timeouts.append(number)
             else:
-                log.warning("OCR of page %d failed: %s", number, str(exc).splitlines()[:1])
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                log.warning("OCR of page %d failed: %s", number, first)
+                parsed.ocr_errors[number] = first
             parsed.empty_pages.append(number)
             continue
         unsure = reading is None or reading.confidence < SMALL_TEXT_CONFIDENCE

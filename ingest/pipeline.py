@@ -94,7 +94,21 @@ def _no_text_why(parsed: ParsedDocument, page_timeout_s: float, max_pages: int) 
         why.append(
             f"{shown_pages(parsed.ocr_skipped)} not OCRed: over MASIS_OCR_MAX_PAGES={max_pages}"
         )
-    found_nothing = set(parsed.empty_pages) - set(parsed.ocr_timeouts) - set(parsed.ocr_skipped)
+    if parsed.ocr_errors:
+        # The engine failing is not the page being blank: say which error, once per kind.
+        by_error: dict[str, list[int]] = {}
+        for page, error in sorted(parsed.ocr_errors.items()):
+            by_error.setdefault(error, []).append(page)
+        why.extend(
+            f"OCR ({parsed.ocr_engine}) failed on {shown_pages(pages)}: {error}"
+            for error, pages in by_error.items()
+        )
+    found_nothing = (
+        set(parsed.empty_pages)
+        - set(parsed.ocr_timeouts)
+        - set(parsed.ocr_skipped)
+        - set(parsed.ocr_errors)
+    )
     if found_nothing:
         why.append(
             f"OCR ({parsed.ocr_engine}) found no text on {shown_pages(sorted(found_nothing))}"

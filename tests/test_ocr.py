@@ -391,3 +391,24 @@ def test_a_finer_reading_that_fails_keeps_the_first(monkeypatch: pytest.MonkeyPa
     assert parsed.ocr_pages == [1]
     assert [p.text for p in parsed.pages] == ["Pump seal record sheet, checked weekly."]
     assert parsed.empty_pages == [] and parsed.ocr_timeouts == []
+
+
+def test_an_engine_error_is_reported_as_such_not_as_a_page_without_text(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken engine is not a blank page: the report names the engine's error (the parse
+    child is forked, so it inherits the patched reader)."""
+    from ingest import parsing
+
+    def broken(engine, image, dpi):
+        raise RuntimeError("onnxruntime: model input has the wrong shape\nstack trace ...")
+
+    monkeypatch.setattr(parsing, "read_page", broken)
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "scan.pdf")
+    assert report.status == "failed"
+    assert report.error == (
+        "no text layer: its only page has no extractable text; OCR (rapidocr) failed on "
+        "page 1: onnxruntime: model input has the wrong shape"
+    )
