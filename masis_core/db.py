@@ -157,7 +157,7 @@ class Connection:
         try:
             cur: Cursor = self.raw.execute(self._translate(sql), tuple(args))
         except self._integrity as exc:
-            raise DuplicateRow(f"That row is already stored: {exc}") from exc
+            raise _integrity_error(exc) from exc
         return cur
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
@@ -170,7 +170,18 @@ class Connection:
             else:
                 self.raw.cursor().executemany(self._translate(sql), rows)
         except self._integrity as exc:
-            raise DuplicateRow(f"That row is already stored: {exc}") from exc
+            raise _integrity_error(exc) from exc
+
+
+def _integrity_error(exc: Exception) -> StoreError:
+    """A key already stored is ``DuplicateRow`` (callers treat it as "already there"); any
+    other broken constraint (a missing value, a check) is a bug to report, not a duplicate."""
+    unique = getattr(exc, "sqlstate", None) == "23505" or str(exc).startswith(
+        ("UNIQUE constraint failed", "PRIMARY KEY constraint failed")
+    )
+    if unique:
+        return DuplicateRow(f"That row is already stored: {exc}")
+    return StoreError(f"The database refused the row ({exc}); this is a bug, please report it.")
 
 
 def _same(sql: str) -> str:
