@@ -129,6 +129,7 @@ PG_ROWID_TABLES = ("runs", "evaluations")
 # PostgreSQL's REAL is 4 bytes (a Unix time would lose minutes) and its INTEGER 4 bytes.
 PG_TYPES = ((re.compile(r"\bREAL\b"), "DOUBLE PRECISION"), (re.compile(r"\bINTEGER\b"), "BIGINT"))
 TABLES = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+INDEXES = re.compile(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)")
 PG_SCHEMA_LOCK = 180_001  # pg_advisory_xact_lock key: two processes starting at once
 
 
@@ -370,7 +371,19 @@ class PostgresDatabase(Database):
                 )
             }
             missing = [(t, c, d) for t, c, d in wanted if (t, c) not in have]
-            if not missing and {t for t, _ in have} >= set(TABLES.findall(SCHEMA)):
+            indexes = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            }
+            ready = (
+                not missing
+                and {t for t, _ in have} >= set(TABLES.findall(SCHEMA))
+                # An index a later version adds to existing tables counts too.
+                and indexes >= set(INDEXES.findall(SCHEMA + "\n".join(LATE_INDEXES)))
+            )
+            if ready:
                 return  # no DDL on a ready database: it would lock tables others are using
             conn.raw.execute(_pg_types(SCHEMA))
             for table, column, definition in missing:  # IF NOT EXISTS: SCHEMA made some

@@ -28,3 +28,17 @@ def test_a_duplicate_key_is_a_duplicate_and_a_missing_value_is_not(bench: Workbe
         )
     assert not isinstance(caught.value, DuplicateRow)
     assert [w.id for w in bench.registry.list_workspaces()] == ["plant"]
+
+
+def test_a_database_missing_an_index_gets_it_at_the_next_start(bench: Workbench) -> None:
+    """An index a later version adds (on tables that already exist) is created when a
+    process starts on the older database."""
+    with bench.db.connect() as conn:
+        conn.execute("DROP INDEX runs_by_thread")
+    bench.db.ensure_schema()
+    with bench.db.connect() as conn:
+        if bench.settings.postgres_url is None:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        else:
+            rows = conn.execute("SELECT indexname FROM pg_indexes")
+        assert "runs_by_thread" in {r[0] for r in rows}
