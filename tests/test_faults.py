@@ -7,13 +7,8 @@ completes the same run once the server is back.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,64 +17,13 @@ from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
 from masis_core.runs import RunService
 from masis_core.services import Workbench
-from tests.browser import free_port
 from tests.conftest import DEAD_HOST
 from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
 from tests.pdfs import make_pdf
+from tests.servers import chroma_command
 from tests.texts import BOILER, PUMP
 
 pytestmark = pytest.mark.slow
-
-
-def chroma_command() -> str | None:
-    """The ``chroma`` installed beside this Python first: ``.venv/bin/python -m pytest`` runs
-    without the venv on PATH, and the command is still right there."""
-    return shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
-
-
-CHROMA = chroma_command()
-
-
-class ChromaServer:
-    def __init__(self, path: Path, port: int, log: Path) -> None:
-        self.path, self.port, self.log = path, port, log
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        with self.log.open("a") as log:
-            self.proc = subprocess.Popen(
-                [
-                    CHROMA,
-                    "run",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(self.port),
-                    "--path",
-                    str(self.path),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 60
-        while not self.healthy():  # readiness poll, bounded; not a timing assertion
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"chroma did not start: {self.log.read_text()[-2000:]}")
-            time.sleep(0.2)
-
-    def healthy(self) -> bool:
-        try:
-            url = f"http://127.0.0.1:{self.port}/api/v2/heartbeat"
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                return resp.status == 200
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=30)
-            self.proc = None
 
 
 def test_the_chroma_command_is_found_beside_python_without_the_venv_on_path(
@@ -89,16 +33,6 @@ def test_the_chroma_command_is_found_beside_python_without_the_venv_on_path(
     found = chroma_command()
     assert found is not None
     assert Path(found).parent == Path(sys.executable).parent
-
-
-@pytest.fixture
-def chroma(tmp_path: Path) -> Iterator[ChromaServer]:
-    if CHROMA is None:
-        pytest.fail("the chroma command (installed with chromadb) is missing", pytrace=False)
-    server = ChromaServer(tmp_path / "chroma-server", free_port(), tmp_path / "chroma.log")
-    server.start()
-    yield server
-    server.stop()
 
 
 def test_chroma_server_stopped_mid_run_then_resume_completes(settings, chroma, monkeypatch):

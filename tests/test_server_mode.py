@@ -25,7 +25,7 @@ from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.pdfs import make_pdf
 from tests.proc import run_module, start_module
-from tests.test_faults import ChromaServer
+from tests.servers import ChromaServer
 from tests.texts import BOILER, PUMP
 
 pytestmark = pytest.mark.slow

@@ -23,7 +23,7 @@ from masis_core.retrieval.store import OVERFETCH, chunk_id, collection_name, leg
 from masis_core.services import Workbench
 from tests.pdfs import make_pdf
 from tests.proc import run_module
-from tests.test_faults import ChromaServer, chroma  # noqa: F401 (the server fixture)
+from tests.servers import ChromaServer
 from tests.texts import BOILER, PUMP
 
 DIM = 8
@@ -195,7 +195,7 @@ def test_deleting_a_workspace_drops_its_collection_only(bench: Workbench) -> Non
 @pytest.mark.slow
 def test_through_a_chroma_server_each_workspace_is_its_own_collection(
     settings: Settings,
-    chroma: ChromaServer,  # noqa: F811 (the fixture imported above)
+    chroma: ChromaServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The same layout in server mode: another client, and another process (the command
