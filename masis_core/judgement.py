@@ -35,7 +35,15 @@ from typing import Any
 import numpy as np
 
 from masis_core.state import Evidence
-from masis_core.text import content_stems, defang, markers, names, sentences, strip_markers
+from masis_core.text import (
+    content_stems,
+    defang,
+    markers,
+    names,
+    sentences,
+    strip_markers,
+    text_names,
+)
 from masis_core.words import stem
 
 log = logging.getLogger(__name__)
@@ -223,7 +231,7 @@ def kind_present(kind: str, text: str, question: str = "") -> bool:
         return bool(_HAS_VERSION.search(text))
     if kind == "name":
         asked = {n.lower() for n in names(" " + question)}
-        return any(n.lower() not in asked for n in names(" " + text))
+        return any(n.lower() not in asked for n in text_names(text))
     return True
 
 

@@ -121,6 +121,25 @@ def names(sentence: str) -> set[str]:
 # chunk boundary.
 
 
+def text_names(text: str) -> set[str]:
+    """The capitalised names of a text, sentence by sentence. A sentence's first word is
+    capitalised anyway: it counts only as part of a longer run ("Russell Kroll wrote …",
+    "Network UPS Tools ships …"), leading stop words off ("The Debian Project" → "Debian
+    Project"). Read as one string, "The newapc driver has been renamed." named "The", and
+    every sentence answered "Who wrote the apcsmart driver?"."""
+    found: set[str] = set()
+    for s in sentences(text):
+        for m in _CAPITALISED.finditer(s):
+            run = m.group(0).split()
+            if m.start() == 0:
+                while run and _is_stop(run[0]):
+                    run = run[1:]
+                if len(run) < 2 and (not run or run[0] == m.group(0).split()[0]):
+                    continue
+            found.add(" ".join(run))
+    return found
+
+
 def _wordset(words: str) -> frozenset[str]:
     return frozenset(words.split())
 

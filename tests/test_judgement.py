@@ -315,6 +315,19 @@ def test_a_version_of_something_else_does_not_answer_which_version() -> None:
     assert critique["confidence"] < LOW_CONFIDENCE
 
 
+def test_a_sentence_capitalised_only_at_its_start_names_nobody() -> None:
+    """NUT's user manual on the apcsmart driver: "The", "These" and "Note" open sentences;
+    they are not the author "Who wrote …?" asks for."""
+    q = "Who wrote the apcsmart driver?"
+    history = (
+        "The newapc driver has been renamed to apcsmart. These drivers would later be "
+        "renamed and recombined. Note that today's apcsmart driver still displays the serial "
+        "number when it starts."
+    )
+    assert not kind_present("name", history, q)
+    assert kind_present("name", history + " The apcsmart driver was written by Russell Kroll.", q)
+
+
 def test_a_neighbouring_subject_is_a_substitution() -> None:
     """The question names Germany; the passages name France: a neighbour, not the subject."""
     feats = features(
