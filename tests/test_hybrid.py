@@ -175,7 +175,8 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     with bench.bm25._conn() as conn:
         conn.execute("DELETE FROM bm25_chunks WHERE chunk_id = ?", (lost,))
         conn.execute(
-            "INSERT INTO bm25_chunks VALUES ('faults', 'faults/ghost/000000', 'ghost', 'e4101')"
+            "INSERT INTO bm25_chunks (workspace_id, chunk_id, doc_id, tokens)"
+            " VALUES ('faults', 'faults/ghost/000000', 'ghost', 'e4101')"
         )
     restarted = Workbench(settings)  # a new process checks once, on first use
     restarted.keyword_index("faults")

@@ -176,7 +176,8 @@ def _score_both_sides(
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":
-        words = index.chunk_words.pool([pool[cid].text for cid in ids], ids)
+        stored = index.keywords.stored_words(index.workspace_id, ids)
+        words = index.chunk_words.pool([pool[cid].text for cid in ids], ids, stored)
 
         def weights(asked: list[str]) -> np.ndarray:
             return index.keywords.idf_weights(index.workspace_id, asked)

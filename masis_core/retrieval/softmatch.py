@@ -16,7 +16,12 @@ Cost (bench/retrieval_latency.py, 100,000 chunks, 3 variants): this was 23 of 45
 retrieval when each chunk's word vectors were stacked into a matrix and multiplied per chunk
 and per variant. Now words are row numbers in one vocabulary table, a chunk's row numbers are
 kept by chunk id (``ChunkWords``), and all variants' words meet the whole pool's distinct words
-in one product; a chunk's maximum is a ``reduceat`` over its columns of that product.
+in one product; a chunk's maximum is a ``reduceat`` over its columns of that product. A fresh
+question's pool still cost ~10 ms: splitting its texts into words and embedding words the
+process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
+and held by the keyword index as numbers into the workspace's vocabulary, whose rows in the
+word table are looked up once per index build (``ChunkWords._from_stored``): 3 variants went
+from 27.6 to ~17 ms p50 (README *Performance*).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from masis_core.retrieval.bm25 import _WORD, STOPWORDS, content_words
+from masis_core.retrieval.bm25 import StoredWords, chunk_words, content_words
 
 # A workspace's vocabulary is tens of thousands of words; 256 floats each.
 MAX_CACHED_WORDS = 200_000
@@ -97,11 +102,6 @@ class WordVectors:
         return table[ids]
 
 
-def _chunk_words(text: str) -> list[str]:
-    """``content_words`` as a set: a chunk's maximum does not care about word order."""
-    return list(set(_WORD.findall(text.lower())) - STOPWORDS)
-
-
 class ChunkWords:
     """Each chunk's content words as rows of the ``WordVectors`` table, by chunk id (LRU).
 
@@ -119,15 +119,23 @@ class ChunkWords:
         with self._lock:
             self._kept.clear()
 
-    def pool(self, texts: Sequence[str], keys: Sequence[str]) -> Pool:
+    def pool(
+        self,
+        texts: Sequence[str],
+        keys: Sequence[str],
+        stored: tuple[StoredWords, Sequence[int]] | None = None,
+    ) -> Pool:
         """The pool's words (``keys``: the chunks' ids): every chunk's rows, end to end, and
-        where each chunk starts."""
+        where each chunk starts. With ``stored`` (the keyword index's words and the chunks'
+        positions in it) the texts are not split at all."""
+        if stored is not None and len(stored[0].words) <= MAX_CACHED_WORDS // 2:
+            return self._from_stored(*stored)
         found: list[np.ndarray | None] = [None] * len(keys)
         for use_kept in (True, False):
             generation = self.vectors.generation
             found = self._kept_rows(keys, texts, generation) if use_kept else [None] * len(keys)
             todo = [i for i, f in enumerate(found) if f is None]
-            words = [_chunk_words(texts[i]) for i in todo]
+            words = [chunk_words(texts[i]).split() for i in todo]
             ids, table, now = self.vectors.rows([w for ws in words for w in ws])
             if now == generation:
                 break
@@ -146,6 +154,18 @@ class ChunkWords:
                 while len(self._kept) > self.size:
                     self._kept.popitem(last=False)
         return Pool.of([f if f is not None else _EMPTY for f in found], table)
+
+    def _from_stored(self, stored: StoredWords, positions: Sequence[int]) -> Pool:
+        """The chunks' words from the index: its vocabulary's rows in the word table are
+        looked up (and its words not met yet embedded) once per index build and table
+        generation, so a fresh question's pool costs slicing. A vocabulary over half the
+        table's bound takes the split-per-chunk path instead: it would empty the table for
+        itself on every pass."""
+        rows = stored.rows
+        if rows is None or rows[2] != self.vectors.generation:
+            rows = stored.rows = self.vectors.rows(stored.words)
+        numbers, table, _ = rows
+        return Pool.of([numbers[w] for w in stored.of_chunks(positions)], table)
 
     def _kept_rows(
         self, keys: Sequence[str], texts: Sequence[str], generation: int

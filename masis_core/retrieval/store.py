@@ -256,6 +256,14 @@ class VectorStore:
             if m and m.get("visible") is True
         }
 
+    def texts(self, embed_model: str, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """The chunks' texts by id, visible or not (the keyword rows' backfill: a document
+        still being ingested has rows too)."""
+        got = self._on(
+            embed_model, workspace_id, lambda col: col.get(ids=list(ids), include=["documents"])
+        )
+        return {i: d or "" for i, d in zip(got["ids"], got["documents"], strict=True)}
+
     def visible_ids(self, embed_model: str, workspace_id: str) -> set[str]:
         got = self._on(
             embed_model, workspace_id, lambda col: col.get(where={"visible": True}, include=[])

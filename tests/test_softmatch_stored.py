@@ -1,0 +1,162 @@
+"""The soft match's words stored in the keyword rows at ingest: the same scores as splitting
+the texts per query, kept in step with re-ingests and deletes, and backfilled (crash-safe)
+into rows written before the column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ingest.pipeline import Ingestor
+from masis_core.registry import Workspace
+from masis_core.retrieval.bm25 import chunk_words
+from masis_core.retrieval.hybrid import retrieve
+from masis_core.retrieval.softmatch import ChunkWords, soft_matches
+from masis_core.retrieval.store import chunk_id
+from masis_core.services import Workbench
+from tests.proc import run_module
+from tests.test_hybrid import IRRIGATION
+
+QUERIES = ["How do I calibrate a drip emitter?", "tractor engine oil", "rice basin water"]
+
+
+@pytest.fixture
+def farm(bench: Workbench) -> Workspace:
+    ws = bench.create_workspace("farm", "wordllama")
+    ingestor = Ingestor(bench)
+    for name, text in IRRIGATION.items():
+        assert ingestor.ingest_bytes(ws, text.encode(), name).status == "ingested"
+    return ws
+
+
+def chunks_of(bench: Workbench, ws_id: str) -> tuple[list[str], list[str]]:
+    ids = sorted(bench.bm25.rows(ws_id))
+    got = bench.store.get_chunks("wordllama", ws_id, ids)
+    return ids, [got[cid][0] for cid in ids]
+
+
+def ranked(bench: Workbench, ws_id: str) -> list[list[tuple[str, float]]]:
+    bench.chunk_words.clear()
+    return [
+        [(c.chunk_id, round(c.fused, 6)) for c in retrieve(bench.index(ws_id, "wordllama"), [q], 3)]
+        for q in QUERIES
+    ]
+
+
+def null_words(bench: Workbench, ws_id: str) -> None:
+    """The rows as a data dir from before the column holds them."""
+    with bench.db.connect() as conn:
+        conn.execute("UPDATE bm25_chunks SET words = NULL WHERE workspace_id = ?", (ws_id,))
+
+
+@pytest.mark.usefixtures("backend")
+def test_stored_words_score_as_splitting_the_texts(bench, farm) -> None:
+    ids, texts = chunks_of(bench, farm.id)
+    stored = bench.bm25.stored_words(farm.id, ids)
+    assert stored is not None
+
+    def weights(words: list[str]) -> np.ndarray:
+        return np.arange(1, len(words) + 1, dtype=np.float64)
+
+    split = ChunkWords(bench.word_vectors, size=0).pool(texts, ids)
+    from_rows = bench.chunk_words.pool(["not read"] * len(ids), ids, stored)
+    for a, b in zip(
+        soft_matches(bench.word_vectors, QUERIES, weights, split),
+        soft_matches(bench.word_vectors, QUERIES, weights, from_rows),
+        strict=True,
+    ):
+        assert a.tolist() == pytest.approx(b.tolist(), abs=1e-6)
+        assert a.max() > 0
+    words, positions = stored
+    assert [" ".join(words.words[n] for n in words.of_chunks([p])[0]) for p in positions] == [
+        chunk_words(t) for t in texts
+    ]
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_chunk_without_stored_words_falls_back_to_its_text(bench, farm) -> None:
+    """A row from before the column (or not yet in the index) makes the pool split texts:
+    the ranking is the same either way."""
+    with_words = ranked(bench, farm.id)
+    null_words(bench, farm.id)
+    with bench.db.connect() as conn:  # the index is rebuilt without them
+        bench.bm25._bump(conn, farm.id)
+    ids, _ = chunks_of(bench, farm.id)
+    assert bench.bm25.stored_words(farm.id, ids) is None
+    assert bench.bm25.stored_words(farm.id, ["farm/unknown/000000"]) is None
+    assert ranked(bench, farm.id) == with_words
+
+
+@pytest.mark.usefixtures("backend")
+def test_stored_words_follow_reingests_and_deletes(bench, farm) -> None:
+    ids, texts = chunks_of(bench, farm.id)
+    drip = next(cid for cid, t in zip(ids, texts, strict=True) if "emitters" in t)
+    doc = drip.split("/")[1]
+    before = bench.bm25.stored_words(farm.id, [drip])
+    assert before is not None
+    assert "emitters" in before[0].words
+    # A re-ingest keeps the chunk's id and writes another text (other chunking settings).
+    bench.bm25.add(farm.id, doc, [drip], ["Sprinkler nozzles: clean the strainer monthly."])
+    after = bench.bm25.stored_words(farm.id, [drip])
+    assert after is not None and after[0] is not before[0]
+    held = {after[0].words[n] for n in after[0].of_chunks(after[1])[0]}
+    assert held == {"sprinkler", "nozzles", "clean", "strainer", "monthly"}
+    bench.delete_document(farm.id, doc)
+    assert bench.bm25.stored_words(farm.id, [drip]) is None
+    rest = [cid for cid in ids if cid != drip]
+    assert bench.bm25.stored_words(farm.id, rest) is not None
+
+
+@pytest.mark.usefixtures("backend")
+def test_start_backfills_rows_written_before_the_column(bench, farm, settings) -> None:
+    ids, texts = chunks_of(bench, farm.id)
+    with_words = ranked(bench, farm.id)
+    null_words(bench, farm.id)
+    version = bench.bm25.version(farm.id)
+    restarted = Workbench(settings)  # a new process fills them on start
+    assert restarted.bm25.version(farm.id) == version + 1  # indexes rebuild with them
+    with restarted.db.connect() as conn:
+        rows = conn.execute(
+            "SELECT chunk_id, words FROM bm25_chunks WHERE workspace_id = ? ORDER BY chunk_id",
+            (farm.id,),
+        ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [
+        (i, chunk_words(t)) for i, t in zip(ids, texts, strict=True)
+    ]
+    assert restarted.bm25.stored_words(farm.id, ids) is not None
+    assert ranked(restarted, farm.id) == with_words
+    assert restarted.bm25.backfill_words(restarted.workspaces(), restarted.store) == 0
+
+
+def test_a_killed_backfill_resumes_to_the_same_rows(tmp_path: Path, settings) -> None:
+    """SIGKILL after the first batch of 2,000 rows, then a start: every row filled, as by an
+    uninterrupted backfill; the progress shows on the terminal."""
+    bench = Workbench(settings)
+    ws = bench.create_workspace("big", "wordllama")
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(400)]
+    texts = [" ".join(rng.choice(vocab, 12)) for _ in range(2300)]
+    ids = [chunk_id(ws.id, "doc", i) for i in range(len(texts))]
+    vectors = rng.normal(size=(len(texts), 8)).astype(np.float32)
+    meta = [{"workspace_id": ws.id, "doc_id": "doc", "chunk_index": i} for i in range(len(ids))]
+    bench.store.add_chunks("wordllama", ids, vectors, texts, meta)
+    bench.bm25.add(ws.id, "doc", ids, texts)
+    bench.store.make_visible("wordllama", ids)
+    null_words(bench, ws.id)
+
+    def filled() -> dict[str, str | None]:
+        with bench.db.connect() as conn:
+            return dict(conn.execute("SELECT chunk_id, words FROM bm25_chunks").fetchall())
+
+    killed = run_module(
+        ["masis_core", "status"], settings.data_dir, {"MASIS_TEST_KILL_BACKFILL_AT": "2000"}
+    )
+    assert killed.returncode == -9
+    assert "big: soft-match words stored for 2000 chunks" in killed.stderr
+    assert sum(w is not None for w in filled().values()) == 2000
+    resumed = run_module(["masis_core", "status"], settings.data_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "big: soft-match words stored for 300 chunks" in resumed.stderr
+    assert filled() == {cid: chunk_words(t) for cid, t in zip(ids, texts, strict=True)}
