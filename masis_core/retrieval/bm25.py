@@ -25,7 +25,8 @@ import signal
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -466,14 +467,25 @@ class KeywordScores:
     terms: list[str]
     values: np.ndarray
     unknown_weight: float = 0.0  # IDF weight of the query terms absent from the workspace
+    _covered: dict[int, float] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _weighted(self) -> tuple[list[tuple[str, float]], float]:
+        """The terms with their IDF, and the query's whole weight (coverage's denominator)."""
+        idf = self.built.idf
+        total = sum(idf[t] for t in self.terms) + self.unknown_weight or 1.0
+        return [(t, idf[t]) for t in self.terms], total
 
     def coverage(self, i: int) -> float:
         """Share of the query's IDF weight present in chunk ``i``: rare terms (codes, names)
-        weigh most, so a chunk holding the one rare term of a query covers most of it."""
-        idf = self.built.idf
-        total = sum(idf[t] for t in self.terms) + self.unknown_weight or 1.0
-        tokens = self.built.token_sets[i]
-        return round(sum(idf[t] for t in self.terms if t in tokens) / total, 4)
+        weigh most, so a chunk holding the one rare term of a query covers most of it.
+        Kept per chunk: hybrid asks for a keyword hit's twice (its rank, then its pool)."""
+        found = self._covered.get(i)
+        if found is None:
+            weighted, total = self._weighted
+            tokens = self.built.token_sets[i]
+            found = self._covered[i] = round(sum(w for t, w in weighted if t in tokens) / total, 4)
+        return found
 
     def top(self, k: int, exclude_docs: Iterable[str] = ()) -> list[KeywordHit]:
         """Top-k chunks with a positive score; excluded documents are masked before ranking."""

@@ -106,31 +106,38 @@ def retrieve(
     pool: dict[str, Candidate] = {}
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
-    # What the kNN already returned, visible and with its stored vector.
+    if mode in ("bm25", "hybrid"):
+        keyword_lists = [
+            [h.chunk_id for h in (s.top(depth, exclude_docs) if s else [])] for s in scored
+        ]
+    keyword_ids = list(dict.fromkeys(cid for ranking in keyword_lists for cid in ranking))
+    # Text, metadata and stored vector of every candidate, from Chroma, inside the workspace
+    # and only for visible chunks: a keyword row of a half-ingested or just-deleted document
+    # never surfaces. The keyword side's rows are read in the kNN's own row read; without a
+    # kNN, on their own.
     got: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
     if mode in ("dense", "hybrid"):
-        for hits in index.store.query_many(
-            embed_model, workspace_id, vectors, depth, exclude_docs, embeddings=True
-        ):
+        dense_hits, got = index.store.query_with_rows(
+            embed_model,
+            workspace_id,
+            vectors,
+            depth,
+            exclude_docs,
+            embeddings=True,
+            also=keyword_ids,
+        )
+        for hits in dense_hits:
             dense_lists.append([h.chunk_id for h in hits])
             for hit in hits:
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))
                 if hit.embedding is not None:
                     got[hit.chunk_id] = (hit.text, hit.metadata, hit.embedding)
-    if mode in ("bm25", "hybrid"):
-        for s in scored:
-            top = s.top(depth, exclude_docs) if s else []
-            keyword_lists.append([h.chunk_id for h in top])
-            for keyword_hit in top:
-                pool.setdefault(keyword_hit.chunk_id, Candidate(keyword_hit.chunk_id, "", {}))
+    elif keyword_ids:
+        got = index.store.get_with_embeddings(embed_model, workspace_id, keyword_ids)
+    for cid in keyword_ids:
+        pool.setdefault(cid, Candidate(cid, "", {}))
     if not pool:
         return []
-    # Text, metadata and embeddings of the keyword side's candidates from Chroma, inside the
-    # workspace and only for visible chunks: a keyword row of a half-ingested or just-deleted
-    # document never surfaces. The dense side's rows were read with the kNN's lists, so no
-    # chunk is read twice.
-    wanted = [cid for cid in pool if cid not in got]
-    got.update(index.store.get_with_embeddings(embed_model, workspace_id, wanted))
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
     if not pool:  # only keyword rows of a document still being ingested matched

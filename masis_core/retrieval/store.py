@@ -291,7 +291,27 @@ class VectorStore:
         *,
         embeddings: bool = False,
     ) -> list[list[Hit]]:
-        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection.
+        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection
+        (``query_with_rows`` without other rows)."""
+        return self.query_with_rows(
+            embed_model, workspace_id, query_embeddings, k, exclude_docs, embeddings=embeddings
+        )[0]
+
+    def query_with_rows(
+        self,
+        embed_model: str,
+        workspace_id: str,
+        query_embeddings: Sequence[np.ndarray],
+        k: int,
+        exclude_docs: Sequence[str] = (),
+        *,
+        embeddings: bool = False,
+        also: Sequence[str] = (),
+    ) -> tuple[list[list[Hit]], dict[str, tuple[str, dict[str, Any], np.ndarray]]]:
+        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection,
+        and the visible rows of the chunks ``also`` names (hybrid's keyword candidates) read
+        in the same call as the hits' (one call of 60 rows took 9.6 ms p50 at 100,000 chunks,
+        two of 30 10.6 ms: bench/retrieval_latency.py's store, README *Performance*).
 
         Any ``where`` makes Chroma evaluate the metadata filter over the whole collection
         first, which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, README).
@@ -333,7 +353,7 @@ class VectorStore:
                 if cid in rows and rows[cid][1].get("doc_id") not in excluded
             ]
 
-        fetch(cid for ranking in ranked for cid, _ in ranking[:k])
+        fetch([*(cid for ranking in ranked for cid, _ in ranking[:k]), *also])
         out: list[list[Hit]] = []
         retry: list[int] = []
         for i, ranking in enumerate(ranked):
@@ -361,7 +381,7 @@ class VectorStore:
             )
             for i, hits in zip(retry, _hits(res, embeddings), strict=True):
                 out[i] = hits
-        return out
+        return out, {cid: rows[cid] for cid in also if cid in rows}
 
     def _query(
         self,
