@@ -117,7 +117,7 @@ def retrieve(
     # kNN, on their own.
     got: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
     if mode in ("dense", "hybrid"):
-        dense_hits, got = index.store.query_with_rows(
+        dense_hits, got = index.store.query_many(
             embed_model,
             workspace_id,
             vectors,

@@ -279,25 +279,9 @@ class VectorStore:
         exclude_docs: Sequence[str] = (),
     ) -> list[Hit]:
         """Top-k visible chunks of one workspace."""
-        return self.query_many(embed_model, workspace_id, [query_embedding], k, exclude_docs)[0]
+        return self.query_many(embed_model, workspace_id, [query_embedding], k, exclude_docs)[0][0]
 
     def query_many(
-        self,
-        embed_model: str,
-        workspace_id: str,
-        query_embeddings: Sequence[np.ndarray],
-        k: int,
-        exclude_docs: Sequence[str] = (),
-        *,
-        embeddings: bool = False,
-    ) -> list[list[Hit]]:
-        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection
-        (``query_with_rows`` without other rows)."""
-        return self.query_with_rows(
-            embed_model, workspace_id, query_embeddings, k, exclude_docs, embeddings=embeddings
-        )[0]
-
-    def query_with_rows(
         self,
         embed_model: str,
         workspace_id: str,
