@@ -5,6 +5,7 @@ into rows written before the column."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,6 +46,12 @@ def ranked(bench: Workbench, ws_id: str) -> list[list[tuple[str, float]]]:
     ]
 
 
+def stored_words(bench: Workbench, ws_id: str, ids: list[str]) -> Any:
+    index = bench.bm25.index(ws_id)
+    assert index is not None
+    return index.stored_words(ids)
+
+
 def null_words(bench: Workbench, ws_id: str) -> None:
     """The rows as a data dir from before the column holds them."""
     with bench.db.connect() as conn:
@@ -54,7 +61,7 @@ def null_words(bench: Workbench, ws_id: str) -> None:
 @pytest.mark.usefixtures("backend")
 def test_stored_words_score_as_splitting_the_texts(bench, farm) -> None:
     ids, texts = chunks_of(bench, farm.id)
-    stored = bench.bm25.stored_words(farm.id, ids)
+    stored = stored_words(bench, farm.id, ids)
     assert stored is not None
 
     def weights(words: list[str]) -> np.ndarray:
@@ -84,8 +91,8 @@ def test_a_chunk_without_stored_words_falls_back_to_its_text(bench, farm) -> Non
     with bench.db.connect() as conn:  # the index is rebuilt without them
         bench.bm25._bump(conn, farm.id)
     ids, _ = chunks_of(bench, farm.id)
-    assert bench.bm25.stored_words(farm.id, ids) is None
-    assert bench.bm25.stored_words(farm.id, ["farm/unknown/000000"]) is None
+    assert stored_words(bench, farm.id, ids) is None
+    assert stored_words(bench, farm.id, ["farm/unknown/000000"]) is None
     assert ranked(bench, farm.id) == with_words
 
 
@@ -94,19 +101,19 @@ def test_stored_words_follow_reingests_and_deletes(bench, farm) -> None:
     ids, texts = chunks_of(bench, farm.id)
     drip = next(cid for cid, t in zip(ids, texts, strict=True) if "emitters" in t)
     doc = drip.split("/")[1]
-    before = bench.bm25.stored_words(farm.id, [drip])
+    before = stored_words(bench, farm.id, [drip])
     assert before is not None
     assert "emitters" in before[0].words
     # A re-ingest keeps the chunk's id and writes another text (other chunking settings).
     bench.bm25.add(farm.id, doc, [drip], ["Sprinkler nozzles: clean the strainer monthly."])
-    after = bench.bm25.stored_words(farm.id, [drip])
+    after = stored_words(bench, farm.id, [drip])
     assert after is not None and after[0] is not before[0]
     held = {after[0].words[n] for n in after[0].of_chunks(after[1])[0]}
     assert held == {"sprinkler", "nozzles", "clean", "strainer", "monthly"}
     bench.delete_document(farm.id, doc)
-    assert bench.bm25.stored_words(farm.id, [drip]) is None
+    assert stored_words(bench, farm.id, [drip]) is None
     rest = [cid for cid in ids if cid != drip]
-    assert bench.bm25.stored_words(farm.id, rest) is not None
+    assert stored_words(bench, farm.id, rest) is not None
 
 
 @pytest.mark.usefixtures("backend")
@@ -125,7 +132,7 @@ def test_start_backfills_rows_written_before_the_column(bench, farm, settings) -
     assert [(r[0], r[1]) for r in rows] == [
         (i, chunk_words(t)) for i, t in zip(ids, texts, strict=True)
     ]
-    assert restarted.bm25.stored_words(farm.id, ids) is not None
+    assert stored_words(restarted, farm.id, ids) is not None
     assert ranked(restarted, farm.id) == with_words
     assert restarted.bm25.backfill_words(restarted.workspaces(), restarted.store) == 0
 

@@ -129,7 +129,10 @@ class StoredWords:
 
 
 @dataclass
-class _Built:
+class KeywordIndex:
+    """One workspace's keyword index at one version: what a retrieval reads, all variants
+    from the same one."""
+
     version: int
     retriever: bm25s.BM25
     chunk_ids: list[str]
@@ -144,6 +147,34 @@ class _Built:
         """The weight of a word no chunk holds: the rarest possible term."""
         return _idf(len(self.chunk_ids), 0)
 
+    def scores(self, query: str) -> KeywordScores | None:
+        """The query's BM25 score for every chunk (None: nothing to match)."""
+        asked = list(dict.fromkeys(tokenize(query)))
+        terms = [t for t in asked if t in self.idf]
+        if not terms:
+            return None
+        # A query term no chunk contains still weighs in coverage's denominator, as the rarest
+        # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
+        # whichever chunk says "1990".
+        unknown = (len(asked) - len(terms)) * self.unknown_idf
+        return KeywordScores(self, terms, self.retriever.get_scores(terms), unknown)
+
+    def idf_weights(self, words: list[str]) -> np.ndarray:
+        """BM25 IDF of each word's stem; a word no chunk holds weighs as the rarest possible
+        term (it is what the question is about, and nothing matches it exactly)."""
+        stems = _STEMMER.stemWords(words)
+        return np.array([self.idf.get(stem, self.unknown_idf) for stem in stems])
+
+    def stored_words(self, chunk_ids: Sequence[str]) -> tuple[StoredWords, list[int]] | None:
+        """The stored words and the chunks' positions in them; None when one of the chunks
+        has none (a row from before the column, or a chunk this index does not hold): the
+        soft match then splits the texts instead."""
+        found = [self.position.get(cid) for cid in chunk_ids]
+        positions = [p for p in found if p is not None]
+        if len(positions) < len(found) or not self.words.stored[positions].all():
+            return None
+        return self.words, positions
+
 
 class Bm25Store:
     """Per-workspace BM25 indexes over the chunks stored in Chroma."""
@@ -151,7 +182,7 @@ class Bm25Store:
     def __init__(self, db: Database, index_dir: Path) -> None:
         self.db = db
         self.index_dir = index_dir
-        self._built: dict[str, _Built] = {}
+        self._built: dict[str, KeywordIndex] = {}
         self._checked: set[str] = set()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
@@ -334,7 +365,10 @@ class Bm25Store:
     def _dir(self, workspace_id: str) -> Path:
         return self.index_dir / workspace_id
 
-    def _load_or_build(self, workspace_id: str) -> _Built | None:
+    def index(self, workspace_id: str) -> KeywordIndex | None:
+        """The workspace's index as of now (None: no rows), built or loaded when its version
+        moved. A retrieval takes it once for all its variants: each call reads the version, a
+        round trip in server mode."""
         version = self.version(workspace_id)
         with self._lock(workspace_id):
             built = self._built.get(workspace_id)
@@ -356,7 +390,7 @@ class Bm25Store:
             self._built[workspace_id] = built
             return built
 
-    def _from_disk(self, workspace_id: str, version: int, rows: list[Any]) -> _Built | None:
+    def _from_disk(self, workspace_id: str, version: int, rows: list[Any]) -> KeywordIndex | None:
         path = self._dir(workspace_id) / f"v{version}"
         if not (path / "chunk_ids.json").exists():
             return None
@@ -370,7 +404,7 @@ class Bm25Store:
             return None
         return self._wrap(version, retriever, rows)
 
-    def _build(self, workspace_id: str, version: int, rows: list[Any]) -> _Built:
+    def _build(self, workspace_id: str, version: int, rows: list[Any]) -> KeywordIndex:
         corpus = [r[2].split() for r in rows]
         retriever = bm25s.BM25()
         retriever.index(_as_tokenized(corpus), show_progress=False)
@@ -389,7 +423,7 @@ class Bm25Store:
         return self._wrap(version, retriever, rows)
 
     @staticmethod
-    def _wrap(version: int, retriever: bm25s.BM25, rows: list[Any]) -> _Built:
+    def _wrap(version: int, retriever: bm25s.BM25, rows: list[Any]) -> KeywordIndex:
         vocab = retriever.vocab_dict
         n_docs = len(rows)
         doc_freq: dict[str, int] = {}
@@ -401,7 +435,7 @@ class Bm25Store:
                 doc_freq[t] = doc_freq.get(t, 0) + 1
         idf = {t: _idf(n_docs, df) for t, df in doc_freq.items() if t in vocab}
         chunk_ids = [r[0] for r in rows]
-        return _Built(
+        return KeywordIndex(
             version,
             retriever,
             chunk_ids,
@@ -414,43 +448,8 @@ class Bm25Store:
 
     def scores(self, workspace_id: str, query: str) -> KeywordScores | None:
         """The query's BM25 score for every chunk of the workspace (None: nothing to match)."""
-        built = self._load_or_build(workspace_id)
-        if built is None:
-            return None
-        asked = list(dict.fromkeys(tokenize(query)))
-        terms = [t for t in asked if t in built.idf]
-        if not terms:
-            return None
-        # A query term no chunk contains still weighs in coverage's denominator, as the rarest
-        # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
-        # whichever chunk says "1990".
-        unknown = (len(asked) - len(terms)) * built.unknown_idf
-        return KeywordScores(built, terms, built.retriever.get_scores(terms), unknown)
-
-    def idf_weights(self, workspace_id: str, words: list[str]) -> np.ndarray:
-        """BM25 IDF of each word's stem in the workspace; a word no chunk holds weighs as the
-        rarest possible term (it is what the question is about, and nothing matches it
-        exactly)."""
-        built = self._load_or_build(workspace_id)
-        if built is None:
-            return np.ones(len(words))
-        stems = _STEMMER.stemWords(words)
-        return np.array([built.idf.get(stem, built.unknown_idf) for stem in stems])
-
-    def stored_words(
-        self, workspace_id: str, chunk_ids: Sequence[str]
-    ) -> tuple[StoredWords, list[int]] | None:
-        """The index's stored words and the chunks' positions in it; None when one of them
-        has none (a row from before the column, or a chunk the index does not hold yet): the
-        soft match then splits the texts instead."""
-        built = self._load_or_build(workspace_id)
-        if built is None:
-            return None
-        found = [built.position.get(cid) for cid in chunk_ids]
-        positions = [p for p in found if p is not None]
-        if len(positions) < len(found) or not built.words.stored[positions].all():
-            return None
-        return built.words, positions
+        built = self.index(workspace_id)
+        return built.scores(query) if built is not None else None
 
     def search(
         self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()
@@ -463,7 +462,7 @@ class Bm25Store:
 class KeywordScores:
     """One query's scores over one workspace's index."""
 
-    built: _Built
+    built: KeywordIndex
     terms: list[str]
     values: np.ndarray
     unknown_weight: float = 0.0  # IDF weight of the query terms absent from the workspace

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.llm.embeddings import Embedder
-from masis_core.retrieval.bm25 import Bm25Store, KeywordScores
+from masis_core.retrieval.bm25 import Bm25Store, KeywordIndex, KeywordScores
 from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import VectorStore
@@ -101,8 +101,8 @@ def retrieve(
     depth = k * POOL_FACTOR if mode == "hybrid" else k
     workspace_id, embed_model = index.workspace_id, index.embed_model
     vectors = [np.asarray(index.embedder.embed_query(q), dtype=np.float32) for q in queries]
-    keyword = index.keywords
-    scored = [keyword.scores(workspace_id, q) for q in queries]
+    keywords = index.keywords.index(workspace_id)
+    scored = [keywords.scores(q) if keywords else None for q in queries]
     pool: dict[str, Candidate] = {}
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
@@ -145,7 +145,7 @@ def retrieve(
     for cid, c in pool.items():
         text, meta, _ = got[cid]
         c.text, c.metadata = text or c.text, meta or c.metadata
-    _score_both_sides(index, queries, vectors, scored, pool, got, mode)
+    _score_both_sides(index, keywords, queries, vectors, scored, pool, got, mode)
     for lists, attr in ((dense_lists, "dense_rank"), (keyword_lists, "keyword_rank")):
         for ranking in lists:
             for rank, cid in enumerate(ranking, start=1):
@@ -170,6 +170,7 @@ def retrieve(
 
 def _score_both_sides(
     index: WorkspaceIndex,
+    keywords: KeywordIndex | None,
     queries: Sequence[str],
     vectors: Sequence[np.ndarray],
     scored: Sequence[KeywordScores | None],
@@ -183,11 +184,11 @@ def _score_both_sides(
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":
-        stored = index.keywords.stored_words(index.workspace_id, ids)
+        stored = keywords.stored_words(ids) if keywords else None
         words = index.chunk_words.pool([pool[cid].text for cid in ids], ids, stored)
 
         def weights(asked: list[str]) -> np.ndarray:
-            return index.keywords.idf_weights(index.workspace_id, asked)
+            return keywords.idf_weights(asked) if keywords else np.ones(len(asked))
 
         soft = soft_matches(index.chunk_words.vectors, queries, weights, words)
     else:
