@@ -167,3 +167,39 @@ def test_a_killed_backfill_resumes_to_the_same_rows(tmp_path: Path, settings) ->
     assert resumed.returncode == 0, resumed.stderr
     assert "big: soft-match words stored for 300 chunks" in resumed.stderr
     assert filled() == {cid: chunk_words(t) for cid, t in zip(ids, texts, strict=True)}
+
+
+def test_a_new_process_loads_the_words_saved_with_the_index(bench, farm, settings, monkeypatch):
+    """Numbering the chunks' words is saved beside the keyword index, so a process opening a
+    large workspace does not redo it; saved words that no longer match the rows are not used."""
+    from masis_core.retrieval import bm25
+
+    ids, texts = chunks_of(bench, farm.id)
+    built = stored_words(bench, farm.id, ids)
+    assert built is not None
+    saved = next((settings.data_dir / "bm25" / farm.id).glob("v*"))
+    assert (saved / "words.npz").exists()
+
+    def no_numbering(columns):
+        raise AssertionError("words numbered again")
+
+    with monkeypatch.context() as m:
+        m.setattr(bm25.StoredWords, "of", staticmethod(no_numbering))
+        loaded = stored_words(Workbench(settings), farm.id, ids)
+    assert loaded is not None
+    assert loaded[0].words == built[0].words
+    assert [a.tolist() for a in loaded[0].of_chunks(loaded[1])] == [
+        a.tolist() for a in built[0].of_chunks(built[1])
+    ]
+    # A backfill killed before its version bump: rows filled under the version whose saved
+    # index has none; the words are numbered from the rows, not taken from the file.
+    null_words(bench, farm.id)
+    with bench.db.connect() as conn:
+        bench.bm25._bump(conn, farm.id)
+    assert stored_words(bench, farm.id, ids) is None  # built and saved without words
+    with bench.db.connect() as conn:
+        conn.executemany(
+            "UPDATE bm25_chunks SET words = ? WHERE chunk_id = ?",
+            [(chunk_words(t), cid) for cid, t in zip(ids, texts, strict=True)],
+        )
+    assert stored_words(Workbench(settings), farm.id, ids) is not None
