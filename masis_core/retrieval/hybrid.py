@@ -100,7 +100,7 @@ def retrieve(
         return []
     depth = k * POOL_FACTOR if mode == "hybrid" else k
     workspace_id, embed_model = index.workspace_id, index.embed_model
-    vectors = [np.asarray(index.embedder.embed_query(q), dtype=np.float32) for q in queries]
+    vectors = list(np.asarray(index.embedder.embed_queries(queries), dtype=np.float32))
     keywords = index.keywords.index(workspace_id)
     scored = [keywords.scores(q) if keywords else None for q in queries]
     pool: dict[str, Candidate] = {}
