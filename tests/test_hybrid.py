@@ -364,6 +364,9 @@ def test_hybrid_scores_every_candidate_on_all_three_signals(bench) -> None:
 
 def test_variants_share_one_store_query_with_the_same_hits(bench, faults) -> None:
     embedder = bench.embedder("wordllama")
+    # Embedded in one call, each variant gets the vector it gets alone.
+    together = embedder.embed_queries(["pump fault", "E-4107 relay"])
+    assert np.array_equal(together[1], embedder.embed_query("E-4107 relay"))
     vectors = [embedder.embed_query(q) for q in ("pump fault", "E-4107 relay", "serial number")]
     batched, _ = bench.store.query_many("wordllama", faults.id, vectors, 5, exclude_docs=["x"])
     alone = [bench.store.query("wordllama", faults.id, v, 5, exclude_docs=["x"]) for v in vectors]

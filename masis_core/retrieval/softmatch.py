@@ -20,8 +20,8 @@ in one product; a chunk's maximum is a ``reduceat`` over its columns of that pro
 question's pool still cost ~10 ms: splitting its texts into words and embedding words the
 process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
 and held by the keyword index as numbers into the workspace's vocabulary, whose rows in the
-word table are looked up once per index build (``ChunkWords._from_stored``): 3 variants went
-from 27.6 to ~17 ms p50 (README *Performance*).
+word table are looked up once per index build (``ChunkWords._from_stored``): with the other
+changes of that round, 3 variants went from 27-31 to 14-20 ms p50 (README *Performance*).
 """
 
 from __future__ import annotations
@@ -103,9 +103,12 @@ class WordVectors:
 
 
 class ChunkWords:
-    """Each chunk's content words as rows of the ``WordVectors`` table, by chunk id (LRU).
+    """Each chunk's content words as rows of the ``WordVectors`` table: from the keyword
+    index's stored words when every chunk of the pool has them, else split from the texts and
+    kept by chunk id (LRU) — rows written before the words column, until the start's backfill
+    fills them, or a chunk published after the index was built.
 
-    Keyed by chunk id and checked against the text's hash, since a re-ingested document keeps
+    Kept by chunk id and checked against the text's hash, since a re-ingested document keeps
     its chunk ids. Splitting a chunk into words and looking them up was 15 ms of a 3-variant
     retrieval at 100,000 chunks; a kept chunk costs a dictionary lookup."""
 
