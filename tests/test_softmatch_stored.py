@@ -203,3 +203,22 @@ def test_a_new_process_loads_the_words_saved_with_the_index(bench, farm, setting
             [(chunk_words(t), cid) for cid, t in zip(ids, texts, strict=True)],
         )
     assert stored_words(Workbench(settings), farm.id, ids) is not None
+
+
+def test_a_vocabulary_the_word_table_cannot_hold_splits_texts_instead(
+    bench, farm, settings, monkeypatch
+) -> None:
+    """Large vocabularies must not empty the word table for one another on every pass: one
+    that does not fit beside the others' is not added, and the soft match scores as before the
+    words were stored (splitting the texts)."""
+    from masis_core.retrieval import softmatch
+
+    with_room = ranked(bench, farm.id)
+    other = Workbench(settings)  # a process whose word table is empty
+    index = other.bm25.index(farm.id)
+    assert index is not None and len(index.words.words) > 10
+    monkeypatch.setattr(softmatch, "MAX_CACHED_WORDS", 10)
+    assert other.word_vectors.rows_if_room(index.words.words) is None
+    assert other.word_vectors._row == {}  # nothing added
+    assert ranked(other, farm.id) == with_room
+    assert index.words.rows is None  # the stored words were not used

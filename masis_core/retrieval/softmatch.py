@@ -61,6 +61,17 @@ class WordVectors:
     def rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
         """The words' row numbers, the table they index and its generation; words never
         seen are embedded in one call (outside the lock: other threads read meanwhile)."""
+        found = self._rows(words, fit=False)
+        assert found is not None  # only a fitted look-up declines
+        return found
+
+    def rows_if_room(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """As ``rows``, or None when the words not in the table would take it past
+        ``MAX_CACHED_WORDS``: a workspace's whole vocabulary goes in only beside the others',
+        so that large vocabularies never empty the table for one another on every pass."""
+        return self._rows(words, fit=True)
+
+    def _rows(self, words: Sequence[str], fit: bool) -> tuple[np.ndarray, np.ndarray, int] | None:
         while True:
             with self._lock:
                 if len(self._row) > MAX_CACHED_WORDS:
@@ -70,6 +81,8 @@ class WordVectors:
                 missing = [w for w in dict.fromkeys(words) if w not in self._row]
                 if not missing:
                     return self._lookup(words)
+                if fit and len(self._row) + len(missing) > MAX_CACHED_WORDS:
+                    return None
             fresh = dict(
                 zip(missing, np.asarray(self._embed(missing), dtype=np.float32), strict=True)
             )
@@ -131,8 +144,8 @@ class ChunkWords:
         """The pool's words (``keys``: the chunks' ids): every chunk's rows, end to end, and
         where each chunk starts. With ``stored`` (the keyword index's words and the chunks'
         positions in it) the texts are not split at all."""
-        if stored is not None and len(stored[0].words) <= MAX_CACHED_WORDS // 2:
-            return self._from_stored(*stored)
+        if stored is not None and (kept := self._from_stored(*stored)) is not None:
+            return kept
         found: list[np.ndarray | None] = [None] * len(keys)
         for use_kept in (True, False):
             generation = self.vectors.generation
@@ -158,15 +171,17 @@ class ChunkWords:
                     self._kept.popitem(last=False)
         return Pool.of([f if f is not None else _EMPTY for f in found], table)
 
-    def _from_stored(self, stored: StoredWords, positions: Sequence[int]) -> Pool:
+    def _from_stored(self, stored: StoredWords, positions: Sequence[int]) -> Pool | None:
         """The chunks' words from the index: its vocabulary's rows in the word table are
         looked up (and its words not met yet embedded) once per index build and table
-        generation, so a fresh question's pool costs slicing. A vocabulary over half the
-        table's bound takes the split-per-chunk path instead: it would empty the table for
-        itself on every pass."""
+        generation, so a fresh question's pool costs slicing. None when the table has no
+        room for the vocabulary beside the other workspaces' (the pool then splits its
+        texts, as before the words were stored)."""
         rows = stored.rows
         if rows is None or rows[2] != self.vectors.generation:
-            rows = stored.rows = self.vectors.rows(stored.words)
+            rows = stored.rows = self.vectors.rows_if_room(stored.words)
+            if rows is None:
+                return None
         numbers, table, _ = rows
         return Pool.of([numbers[w] for w in stored.of_chunks(positions)], table)
 
