@@ -120,9 +120,16 @@ MIGRATIONS = (
     ("runs", "thread", "TEXT"),
     ("runs", "follow_up", "TEXT"),
     ("documents", "ocr_pages", "TEXT NOT NULL DEFAULT '[]'"),
+    # A chunk's soft-match words (Bm25Store.add); NULL in rows from before, until backfilled.
+    ("bm25_chunks", "words", "TEXT"),
 )
 # Indexes on migrated columns: created after the migrations, or an old file lacks the column.
-LATE_INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, created_at)",)
+LATE_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread, created_at)",
+    # Keyword rows still without soft-match words: every start asks (Bm25Store.backfill_words).
+    "CREATE INDEX IF NOT EXISTS bm25_without_words ON bm25_chunks (workspace_id)"
+    " WHERE words IS NULL",
+)
 # SQLite gives every table an insertion-ordered ``rowid``; the stores order ties of equal
 # (second-resolution) timestamps by it. PostgreSQL has none, so these tables get a column.
 PG_ROWID_TABLES = ("runs", "evaluations")

@@ -175,7 +175,8 @@ def test_keyword_rows_are_repaired_from_chroma_after_a_crash(bench, faults, sett
     with bench.bm25._conn() as conn:
         conn.execute("DELETE FROM bm25_chunks WHERE chunk_id = ?", (lost,))
         conn.execute(
-            "INSERT INTO bm25_chunks VALUES ('faults', 'faults/ghost/000000', 'ghost', 'e4101')"
+            "INSERT INTO bm25_chunks (workspace_id, chunk_id, doc_id, tokens)"
+            " VALUES ('faults', 'faults/ghost/000000', 'ghost', 'e4101')"
         )
     restarted = Workbench(settings)  # a new process checks once, on first use
     restarted.keyword_index("faults")
@@ -363,13 +364,34 @@ def test_hybrid_scores_every_candidate_on_all_three_signals(bench) -> None:
 
 def test_variants_share_one_store_query_with_the_same_hits(bench, faults) -> None:
     embedder = bench.embedder("wordllama")
+    # Embedded in one call, each variant gets the vector it gets alone.
+    together = embedder.embed_queries(["pump fault", "E-4107 relay"])
+    assert np.array_equal(together[1], embedder.embed_query("E-4107 relay"))
     vectors = [embedder.embed_query(q) for q in ("pump fault", "E-4107 relay", "serial number")]
-    batched = bench.store.query_many("wordllama", faults.id, vectors, 5, exclude_docs=["x"])
+    batched, _ = bench.store.query_many("wordllama", faults.id, vectors, 5, exclude_docs=["x"])
     alone = [bench.store.query("wordllama", faults.id, v, 5, exclude_docs=["x"]) for v in vectors]
     assert [[h.chunk_id for h in hits] for hits in batched] == [
         [h.chunk_id for h in hits] for hits in alone
     ]
     assert len({tuple(h.chunk_id for h in hits) for hits in batched}) == 3
+
+
+def test_the_knn_reads_the_keyword_sides_rows_with_its_own_visible_only(bench, faults) -> None:
+    """Hybrid asks for its keyword candidates' rows in the kNN's row read: a hidden chunk (a
+    document mid-ingest) or an unknown id comes back without a row."""
+    shown, hidden = sorted(bench.bm25.rows(faults.id))[:2]
+    bench.store.collection("wordllama", faults.id).update(
+        ids=[hidden], metadatas=[{"visible": False}]
+    )
+    vector = bench.embedder("wordllama").embed_query("pump fault")
+    (hits,), rows = bench.store.query_many(
+        "wordllama", faults.id, [vector], 3, embeddings=True, also=[shown, hidden, "faults/x/0"]
+    )
+    assert len(hits) == 3 and hidden not in {h.chunk_id for h in hits}
+    assert set(rows) == {shown}
+    text, meta, embedding = rows[shown]
+    assert (text, meta) == bench.store.get_chunks("wordllama", faults.id, [shown])[shown]
+    assert embedding.shape == (len(vector),)
 
 
 def test_keyword_rows_of_a_document_still_being_ingested_match_nothing(bench) -> None:

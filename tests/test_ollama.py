@@ -32,6 +32,14 @@ def test_embedder_sends_task_prefixes_and_batches(fake_ollama: FakeOllama) -> No
     assert vectors.shape == (70, 64)
     assert query.shape == (64,)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    # A retrieval's variants go in one request, each embedded as its own query.
+    variants = embedder.embed_queries(["which document?", "what file?", "which page?"])
+    assert fake_ollama.requests_to("/api/embed")[3]["input"] == [
+        "search_query: which document?",
+        "search_query: what file?",
+        "search_query: which page?",
+    ]
+    assert np.allclose(variants[0], query)
 
 
 def test_missing_model_is_a_clear_error(fake_ollama: FakeOllama) -> None:

@@ -157,7 +157,7 @@ def test_queries_skip_hidden_and_excluded_chunks_even_when_they_rank_first(
     expected = sorted(range(n_close, len(ids)), key=lambda i: -float(vectors[i] @ target))[:5]
     assert [h.chunk_id for h in hits] == [ids[i] for i in expected]
     # The same through the path hybrid retrieval takes: with the stored vectors.
-    (with_vectors,) = bench.store.query_many(
+    (with_vectors,), _ = bench.store.query_many(
         "wordllama", ws.id, [target], 5, ["excluded"], embeddings=True
     )
     assert [h.chunk_id for h in with_vectors] == [h.chunk_id for h in hits]

@@ -40,6 +40,11 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries in one call: a retrieval's variants (one HTTP request to Ollama
+        instead of three)."""
+        ...
+
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -79,6 +84,9 @@ class WordLlamaEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_documents(texts)
+
 
 class OllamaEmbedder:
     """An Ollama embedding model through ``/api/embed``, in batches, with task prefixes."""
@@ -117,7 +125,10 @@ class OllamaEmbedder:
         return self._embed([self._doc_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self._query_prefix + text])[0]
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self._query_prefix + t for t in texts])
 
 
 def canonical_name(choice: str) -> str:

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
+import signal
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,8 +44,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ROW_UPSERT = upsert(
-    "bm25_chunks", ("workspace_id", "chunk_id", "doc_id", "tokens"), ("workspace_id", "chunk_id")
+    "bm25_chunks",
+    ("workspace_id", "chunk_id", "doc_id", "tokens", "words"),
+    ("workspace_id", "chunk_id"),
 )
+# Rows a backfill of the ``words`` column reads and writes per transaction.
+BACKFILL_BATCH = 2000
 
 _WORD = re.compile(r"(?u)\b\w[\w\-./]*\w\b|\b\w\b")
 _SEPARATORS = re.compile(r"[\-./]")
@@ -69,6 +76,14 @@ def content_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS))
 
 
+def chunk_words(text: str) -> str:
+    """A chunk's distinct content words, sorted, space-separated: what the soft match
+    (softmatch.py) compares a query's words with, kept in the keyword row's ``words`` column
+    at ingest. Splitting a chunk's text into them takes 0.12 ms, 12 s for 100,000 chunks: per
+    query that was ~5 ms of a fresh pool, so it is done once, when the chunk is written."""
+    return " ".join(sorted(set(_WORD.findall(text.lower())) - STOPWORDS))
+
+
 @dataclass(frozen=True)
 class KeywordHit:
     chunk_id: str
@@ -79,7 +94,66 @@ class KeywordHit:
 
 
 @dataclass
-class _Built:
+class StoredWords:
+    """Every chunk's content words (the rows' ``words``, ``chunk_words``) as numbers into the
+    workspace's vocabulary: chunk ``i`` of the index holds ``words[j]`` for each ``j`` in
+    ``flat[starts[i]:starts[i + 1]]``. Built with the index, so a query's pool needs neither
+    the chunks' texts nor a word split (softmatch.py); ``stored[i]`` is False for a row written
+    before the column, until the backfill (``Bm25Store.backfill_words``) fills it.
+
+    ``rows`` is the soft match's cache: the vocabulary's row numbers in its word table, with
+    the table and its generation (``WordVectors.rows``), looked up once per index build."""
+
+    words: list[str]
+    flat: np.ndarray
+    starts: np.ndarray
+    stored: np.ndarray
+    rows: tuple[np.ndarray, np.ndarray, int] | None = None
+
+    @classmethod
+    def of(cls, columns: Sequence[str | None]) -> StoredWords:
+        number: dict[str, int] = {}
+        add = number.setdefault
+        per_chunk = [[add(w, len(number)) for w in (c or "").split()] for c in columns]
+        lengths = np.fromiter((len(p) for p in per_chunk), dtype=np.int64, count=len(per_chunk))
+        starts = np.zeros(len(per_chunk) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        flat = np.fromiter((n for p in per_chunk for n in p), dtype=np.int32, count=int(starts[-1]))
+        stored = np.array([c is not None for c in columns], dtype=bool)
+        return cls(list(number), flat, starts, stored)
+
+    def save(self, path: Path) -> None:
+        """Beside the saved index: numbering 100,000 chunks' words took 3.4 s of its load."""
+        np.savez(path / "words.npz", flat=self.flat, starts=self.starts, stored=self.stored)
+        (path / "words.json").write_text(json.dumps(self.words))
+
+    @classmethod
+    def load(cls, path: Path, rows: Sequence[Any]) -> StoredWords | None:
+        """The saved words, if any and if the rows (their fourth column: whether the row has
+        words) still have words where they had (a backfill killed before its version bump
+        fills rows under the same version)."""
+        try:
+            with np.load(path / "words.npz") as saved:
+                flat, starts, stored = saved["flat"], saved["starts"], saved["stored"]
+            words = json.loads((path / "words.json").read_text())
+        except (OSError, ValueError, KeyError):
+            return None
+        filled = np.fromiter((bool(r[3]) for r in rows), dtype=bool, count=len(rows))
+        if len(stored) != len(rows) or not np.array_equal(stored, filled):
+            return None
+        return cls(words, flat, starts, stored)
+
+    def of_chunks(self, positions: Sequence[int]) -> list[np.ndarray]:
+        """The word numbers of the chunks at these positions of the index."""
+        starts, flat = self.starts, self.flat
+        return [flat[starts[i] : starts[i + 1]] for i in positions]
+
+
+@dataclass
+class KeywordIndex:
+    """One workspace's keyword index at one version: what a retrieval reads, all variants
+    from the same one."""
+
     version: int
     retriever: bm25s.BM25
     chunk_ids: list[str]
@@ -87,11 +161,40 @@ class _Built:
     idf: dict[str, float]
     token_sets: list[frozenset[str]]
     position: dict[str, int]
+    words: StoredWords
 
     @property
     def unknown_idf(self) -> float:
         """The weight of a word no chunk holds: the rarest possible term."""
         return _idf(len(self.chunk_ids), 0)
+
+    def scores(self, query: str) -> KeywordScores | None:
+        """The query's BM25 score for every chunk (None: nothing to match)."""
+        asked = list(dict.fromkeys(tokenize(query)))
+        terms = [t for t in asked if t in self.idf]
+        if not terms:
+            return None
+        # A query term no chunk contains still weighs in coverage's denominator, as the rarest
+        # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
+        # whichever chunk says "1990".
+        unknown = (len(asked) - len(terms)) * self.unknown_idf
+        return KeywordScores(self, terms, self.retriever.get_scores(terms), unknown)
+
+    def idf_weights(self, words: list[str]) -> np.ndarray:
+        """BM25 IDF of each word's stem; a word no chunk holds weighs as the rarest possible
+        term (it is what the question is about, and nothing matches it exactly)."""
+        stems = _STEMMER.stemWords(words)
+        return np.array([self.idf.get(stem, self.unknown_idf) for stem in stems])
+
+    def stored_words(self, chunk_ids: Sequence[str]) -> tuple[StoredWords, list[int]] | None:
+        """The stored words and the chunks' positions in them; None when one of the chunks
+        has none (a row from before the column, or a chunk this index does not hold): the
+        soft match then splits the texts instead."""
+        found = [self.position.get(cid) for cid in chunk_ids]
+        positions = [p for p in found if p is not None]
+        if len(positions) < len(found) or not self.words.stored[positions].all():
+            return None
+        return self.words, positions
 
 
 class Bm25Store:
@@ -100,7 +203,7 @@ class Bm25Store:
     def __init__(self, db: Database, index_dir: Path) -> None:
         self.db = db
         self.index_dir = index_dir
-        self._built: dict[str, _Built] = {}
+        self._built: dict[str, KeywordIndex] = {}
         self._checked: set[str] = set()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
@@ -119,7 +222,7 @@ class Bm25Store:
         self, workspace_id: str, doc_id: str, chunk_ids: Sequence[str], texts: Sequence[str]
     ) -> None:
         rows = [
-            (workspace_id, cid, doc_id, " ".join(tokenize(text)))
+            _row(workspace_id, cid, doc_id, text)
             for cid, text in zip(chunk_ids, texts, strict=True)
         ]
         # Writes take the workspace's lock so that ``reconcile`` never interleaves with them.
@@ -215,7 +318,7 @@ class Bm25Store:
     ) -> None:
         """Drop rows Chroma no longer has; add rows for visible chunks that have none."""
         rows = [
-            (workspace_id, cid, str(meta.get("doc_id", "")), " ".join(tokenize(text)))
+            _row(workspace_id, cid, str(meta.get("doc_id", "")), text)
             for cid, (text, meta) in missing.items()
         ]
         with self._conn() as conn:
@@ -226,6 +329,56 @@ class Bm25Store:
             conn.executemany(ROW_UPSERT, rows)
             self._bump(conn, workspace_id)
 
+    def backfill_words(self, workspaces: Sequence[Workspace], store: VectorStore) -> int:
+        """Fill the ``words`` column of rows written before it, from the chunks' texts in
+        Chroma; returns the rows filled.
+
+        Bounded and resumable: ``BACKFILL_BATCH`` rows per transaction, each written only if
+        still empty (an ingest meanwhile writes its own), so a crash leaves the rest for the
+        next start and a second process doing the same at once changes nothing. Until a row
+        is filled the soft match splits that chunk's text per query, as before the column.
+        A chunk Chroma no longer has gets no words (its row is stale and never shown). The
+        index is rebuilt once per workspace afterwards, to pick the words up. Progress is
+        logged at WARNING, so it shows on the terminal, like the collection migration."""
+        known = {ws.id: ws for ws in workspaces}
+        with self._conn() as conn:
+            todo = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT workspace_id FROM bm25_chunks WHERE words IS NULL"
+                )
+            ]
+        filled = 0
+        for ws in (known[w] for w in todo if w in known):
+            done = 0
+            while True:
+                with self._conn() as conn:
+                    ids = [
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT chunk_id FROM bm25_chunks"
+                            " WHERE workspace_id = ? AND words IS NULL LIMIT ?",
+                            (ws.id, BACKFILL_BATCH),
+                        )
+                    ]
+                if not ids:
+                    break
+                texts = store.texts(ws.embed_model, ws.id, ids)
+                with self._lock(ws.id), self._conn() as conn:
+                    conn.executemany(
+                        "UPDATE bm25_chunks SET words = ?"
+                        " WHERE workspace_id = ? AND chunk_id = ? AND words IS NULL",
+                        [(chunk_words(texts.get(cid, "")), ws.id, cid) for cid in ids],
+                    )
+                done += len(ids)
+                log.warning("%s: soft-match words stored for %d chunks", ws.id, done)
+                backfill_step(done)
+            if done:
+                with self._lock(ws.id), self._conn() as conn:
+                    self._bump(conn, ws.id)
+            filled += done
+        return filled
+
     def needs_check(self, workspace_id: str) -> bool:
         return workspace_id not in self._checked
 
@@ -233,7 +386,10 @@ class Bm25Store:
     def _dir(self, workspace_id: str) -> Path:
         return self.index_dir / workspace_id
 
-    def _load_or_build(self, workspace_id: str) -> _Built | None:
+    def index(self, workspace_id: str) -> KeywordIndex | None:
+        """The workspace's index as of now (None: no rows), built or loaded when its version
+        moved. A retrieval takes it once for all its variants: each call reads the version, a
+        round trip in server mode."""
         version = self.version(workspace_id)
         with self._lock(workspace_id):
             built = self._built.get(workspace_id)
@@ -241,8 +397,8 @@ class Bm25Store:
                 return built
             with self._conn() as conn:
                 rows = conn.execute(
-                    "SELECT chunk_id, doc_id, tokens FROM bm25_chunks WHERE workspace_id = ?"
-                    " ORDER BY chunk_id",
+                    "SELECT chunk_id, doc_id, tokens, words IS NOT NULL FROM bm25_chunks"
+                    " WHERE workspace_id = ? ORDER BY chunk_id",
                     (workspace_id,),
                 ).fetchall()
             if not rows:
@@ -254,7 +410,7 @@ class Bm25Store:
             self._built[workspace_id] = built
             return built
 
-    def _from_disk(self, workspace_id: str, version: int, rows: list[Any]) -> _Built | None:
+    def _from_disk(self, workspace_id: str, version: int, rows: list[Any]) -> KeywordIndex | None:
         path = self._dir(workspace_id) / f"v{version}"
         if not (path / "chunk_ids.json").exists():
             return None
@@ -266,28 +422,47 @@ class Bm25Store:
             return None
         if chunk_ids != [r[0] for r in rows]:
             return None
-        return self._wrap(version, retriever, rows)
+        words = StoredWords.load(path, rows) or self._read_words(workspace_id, rows)
+        return self._wrap(version, retriever, rows, words)
 
-    def _build(self, workspace_id: str, version: int, rows: list[Any]) -> _Built:
+    def _read_words(self, workspace_id: str, rows: list[Any]) -> StoredWords:
+        """The rows' soft-match words, read apart from the tokens: a saved index has them
+        numbered already, and they are the larger half of a row (80 of 130 MB at 100,000
+        chunks). Rows changed between the two reads leave the words unused until the next
+        version (the soft match splits texts meanwhile)."""
+        with self._conn() as conn:
+            found = conn.execute(
+                "SELECT chunk_id, words FROM bm25_chunks WHERE workspace_id = ? ORDER BY chunk_id",
+                (workspace_id,),
+            ).fetchall()
+        if [r[0] for r in found] != [r[0] for r in rows]:
+            return StoredWords.of([None] * len(rows))
+        return StoredWords.of([r[1] for r in found])
+
+    def _build(self, workspace_id: str, version: int, rows: list[Any]) -> KeywordIndex:
         corpus = [r[2].split() for r in rows]
         retriever = bm25s.BM25()
         retriever.index(_as_tokenized(corpus), show_progress=False)
+        words = self._read_words(workspace_id, rows)
         path = self._dir(workspace_id)
         target = path / f"v{version}"
         try:
             tmp = path / f".v{version}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             retriever.save(str(tmp))
+            words.save(tmp)
             (tmp / "chunk_ids.json").write_text(json.dumps([r[0] for r in rows]))
             for old in path.glob("v*"):
                 shutil.rmtree(old, ignore_errors=True)
             tmp.replace(target)
         except OSError as exc:  # a read-only or full disk costs only the cache
             log.warning("could not save the keyword index of %s: %s", workspace_id, exc)
-        return self._wrap(version, retriever, rows)
+        return self._wrap(version, retriever, rows, words)
 
     @staticmethod
-    def _wrap(version: int, retriever: bm25s.BM25, rows: list[Any]) -> _Built:
+    def _wrap(
+        version: int, retriever: bm25s.BM25, rows: list[Any], words: StoredWords
+    ) -> KeywordIndex:
         vocab = retriever.vocab_dict
         n_docs = len(rows)
         doc_freq: dict[str, int] = {}
@@ -299,7 +474,7 @@ class Bm25Store:
                 doc_freq[t] = doc_freq.get(t, 0) + 1
         idf = {t: _idf(n_docs, df) for t, df in doc_freq.items() if t in vocab}
         chunk_ids = [r[0] for r in rows]
-        return _Built(
+        return KeywordIndex(
             version,
             retriever,
             chunk_ids,
@@ -307,32 +482,13 @@ class Bm25Store:
             idf,
             token_sets,
             {cid: i for i, cid in enumerate(chunk_ids)},
+            words,
         )
 
     def scores(self, workspace_id: str, query: str) -> KeywordScores | None:
         """The query's BM25 score for every chunk of the workspace (None: nothing to match)."""
-        built = self._load_or_build(workspace_id)
-        if built is None:
-            return None
-        asked = list(dict.fromkeys(tokenize(query)))
-        terms = [t for t in asked if t in built.idf]
-        if not terms:
-            return None
-        # A query term no chunk contains still weighs in coverage's denominator, as the rarest
-        # possible term: otherwise "Mongolia's population in 1990" would be fully covered by
-        # whichever chunk says "1990".
-        unknown = (len(asked) - len(terms)) * built.unknown_idf
-        return KeywordScores(built, terms, built.retriever.get_scores(terms), unknown)
-
-    def idf_weights(self, workspace_id: str, words: list[str]) -> np.ndarray:
-        """BM25 IDF of each word's stem in the workspace; a word no chunk holds weighs as the
-        rarest possible term (it is what the question is about, and nothing matches it
-        exactly)."""
-        built = self._load_or_build(workspace_id)
-        if built is None:
-            return np.ones(len(words))
-        stems = _STEMMER.stemWords(words)
-        return np.array([built.idf.get(stem, built.unknown_idf) for stem in stems])
+        built = self.index(workspace_id)
+        return built.scores(query) if built is not None else None
 
     def search(
         self, workspace_id: str, query: str, k: int, exclude_docs: Iterable[str] = ()
@@ -345,18 +501,29 @@ class Bm25Store:
 class KeywordScores:
     """One query's scores over one workspace's index."""
 
-    built: _Built
+    built: KeywordIndex
     terms: list[str]
     values: np.ndarray
     unknown_weight: float = 0.0  # IDF weight of the query terms absent from the workspace
+    _covered: dict[int, float] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _weighted(self) -> tuple[list[tuple[str, float]], float]:
+        """The terms with their IDF, and the query's whole weight (coverage's denominator)."""
+        idf = self.built.idf
+        total = sum(idf[t] for t in self.terms) + self.unknown_weight or 1.0
+        return [(t, idf[t]) for t in self.terms], total
 
     def coverage(self, i: int) -> float:
         """Share of the query's IDF weight present in chunk ``i``: rare terms (codes, names)
-        weigh most, so a chunk holding the one rare term of a query covers most of it."""
-        idf = self.built.idf
-        total = sum(idf[t] for t in self.terms) + self.unknown_weight or 1.0
-        tokens = self.built.token_sets[i]
-        return round(sum(idf[t] for t in self.terms if t in tokens) / total, 4)
+        weigh most, so a chunk holding the one rare term of a query covers most of it.
+        Kept per chunk: hybrid asks for a keyword hit's twice (its rank, then its pool)."""
+        found = self._covered.get(i)
+        if found is None:
+            weighted, total = self._weighted
+            tokens = self.built.token_sets[i]
+            found = self._covered[i] = round(sum(w for t, w in weighted if t in tokens) / total, 4)
+        return found
 
     def top(self, k: int, exclude_docs: Iterable[str] = ()) -> list[KeywordHit]:
         """Top-k chunks with a positive score; excluded documents are masked before ranking."""
@@ -389,6 +556,17 @@ class KeywordScores:
             for cid in chunk_ids
             if cid in position
         }
+
+
+def backfill_step(done: int) -> None:
+    """A seam for the crash test, which kills the process between two batches."""
+    if os.environ.get("MASIS_TEST_KILL_BACKFILL_AT") == str(done):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _row(workspace_id: str, chunk_id: str, doc_id: str, text: str) -> tuple[str, ...]:
+    """A chunk's keyword row (``ROW_UPSERT``): its BM25 tokens and its soft-match words."""
+    return (workspace_id, chunk_id, doc_id, " ".join(tokenize(text)), chunk_words(text))
 
 
 def _idf(n_docs: int, doc_freq: int) -> float:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.llm.embeddings import Embedder
-from masis_core.retrieval.bm25 import Bm25Store, KeywordScores
+from masis_core.retrieval.bm25 import Bm25Store, KeywordIndex, KeywordScores
 from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import VectorStore
@@ -100,37 +100,44 @@ def retrieve(
         return []
     depth = k * POOL_FACTOR if mode == "hybrid" else k
     workspace_id, embed_model = index.workspace_id, index.embed_model
-    vectors = [np.asarray(index.embedder.embed_query(q), dtype=np.float32) for q in queries]
-    keyword = index.keywords
-    scored = [keyword.scores(workspace_id, q) for q in queries]
+    vectors = list(np.asarray(index.embedder.embed_queries(queries), dtype=np.float32))
+    keywords = index.keywords.index(workspace_id)
+    scored = [keywords.scores(q) if keywords else None for q in queries]
     pool: dict[str, Candidate] = {}
     dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
-    # What the kNN already returned, visible and with its stored vector.
+    if mode in ("bm25", "hybrid"):
+        keyword_lists = [
+            [h.chunk_id for h in (s.top(depth, exclude_docs) if s else [])] for s in scored
+        ]
+    keyword_ids = list(dict.fromkeys(cid for ranking in keyword_lists for cid in ranking))
+    # Text, metadata and stored vector of every candidate, from Chroma, inside the workspace
+    # and only for visible chunks: a keyword row of a half-ingested or just-deleted document
+    # never surfaces. The keyword side's rows are read in the kNN's own row read; without a
+    # kNN, on their own.
     got: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
     if mode in ("dense", "hybrid"):
-        for hits in index.store.query_many(
-            embed_model, workspace_id, vectors, depth, exclude_docs, embeddings=True
-        ):
+        dense_hits, got = index.store.query_many(
+            embed_model,
+            workspace_id,
+            vectors,
+            depth,
+            exclude_docs,
+            embeddings=True,
+            also=keyword_ids,
+        )
+        for hits in dense_hits:
             dense_lists.append([h.chunk_id for h in hits])
             for hit in hits:
                 pool.setdefault(hit.chunk_id, Candidate(hit.chunk_id, hit.text, hit.metadata))
                 if hit.embedding is not None:
                     got[hit.chunk_id] = (hit.text, hit.metadata, hit.embedding)
-    if mode in ("bm25", "hybrid"):
-        for s in scored:
-            top = s.top(depth, exclude_docs) if s else []
-            keyword_lists.append([h.chunk_id for h in top])
-            for keyword_hit in top:
-                pool.setdefault(keyword_hit.chunk_id, Candidate(keyword_hit.chunk_id, "", {}))
+    elif keyword_ids:
+        got = index.store.get_with_embeddings(embed_model, workspace_id, keyword_ids)
+    for cid in keyword_ids:
+        pool.setdefault(cid, Candidate(cid, "", {}))
     if not pool:
         return []
-    # Text, metadata and embeddings of the keyword side's candidates from Chroma, inside the
-    # workspace and only for visible chunks: a keyword row of a half-ingested or just-deleted
-    # document never surfaces. The dense side's rows were read with the kNN's lists, so no
-    # chunk is read twice.
-    wanted = [cid for cid in pool if cid not in got]
-    got.update(index.store.get_with_embeddings(embed_model, workspace_id, wanted))
     for cid in [c for c in pool if c not in got]:
         del pool[cid]
     if not pool:  # only keyword rows of a document still being ingested matched
@@ -138,7 +145,7 @@ def retrieve(
     for cid, c in pool.items():
         text, meta, _ = got[cid]
         c.text, c.metadata = text or c.text, meta or c.metadata
-    _score_both_sides(index, queries, vectors, scored, pool, got, mode)
+    _score_both_sides(index, keywords, queries, vectors, scored, pool, got, mode)
     for lists, attr in ((dense_lists, "dense_rank"), (keyword_lists, "keyword_rank")):
         for ranking in lists:
             for rank, cid in enumerate(ranking, start=1):
@@ -163,6 +170,7 @@ def retrieve(
 
 def _score_both_sides(
     index: WorkspaceIndex,
+    keywords: KeywordIndex | None,
     queries: Sequence[str],
     vectors: Sequence[np.ndarray],
     scored: Sequence[KeywordScores | None],
@@ -176,10 +184,11 @@ def _score_both_sides(
     dense = [embeddings @ v for v in vectors]
     keyword = [s.of(ids) if s else {} for s in scored]
     if mode == "hybrid":
-        words = index.chunk_words.pool([pool[cid].text for cid in ids], ids)
+        stored = keywords.stored_words(ids) if keywords else None
+        words = index.chunk_words.pool([pool[cid].text for cid in ids], ids, stored)
 
         def weights(asked: list[str]) -> np.ndarray:
-            return index.keywords.idf_weights(index.workspace_id, asked)
+            return keywords.idf_weights(asked) if keywords else np.ones(len(asked))
 
         soft = soft_matches(index.chunk_words.vectors, queries, weights, words)
     else:

@@ -16,7 +16,12 @@ Cost (bench/retrieval_latency.py, 100,000 chunks, 3 variants): this was 23 of 45
 retrieval when each chunk's word vectors were stacked into a matrix and multiplied per chunk
 and per variant. Now words are row numbers in one vocabulary table, a chunk's row numbers are
 kept by chunk id (``ChunkWords``), and all variants' words meet the whole pool's distinct words
-in one product; a chunk's maximum is a ``reduceat`` over its columns of that product.
+in one product; a chunk's maximum is a ``reduceat`` over its columns of that product. A fresh
+question's pool still cost ~10 ms: splitting its texts into words and embedding words the
+process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
+and held by the keyword index as numbers into the workspace's vocabulary, whose rows in the
+word table are looked up once per index build (``ChunkWords._from_stored``): with the other
+changes of that round, 3 variants went from 27-31 to 14-20 ms p50 (README *Performance*).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from masis_core.retrieval.bm25 import _WORD, STOPWORDS, content_words
+from masis_core.retrieval.bm25 import StoredWords, chunk_words, content_words
 
 # A workspace's vocabulary is tens of thousands of words; 256 floats each.
 MAX_CACHED_WORDS = 200_000
@@ -56,6 +61,17 @@ class WordVectors:
     def rows(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
         """The words' row numbers, the table they index and its generation; words never
         seen are embedded in one call (outside the lock: other threads read meanwhile)."""
+        found = self._rows(words, fit=False)
+        assert found is not None  # only a fitted look-up declines
+        return found
+
+    def rows_if_room(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """As ``rows``, or None when the words not in the table would take it past
+        ``MAX_CACHED_WORDS``: a workspace's whole vocabulary goes in only beside the others',
+        so that large vocabularies never empty the table for one another on every pass."""
+        return self._rows(words, fit=True)
+
+    def _rows(self, words: Sequence[str], fit: bool) -> tuple[np.ndarray, np.ndarray, int] | None:
         while True:
             with self._lock:
                 if len(self._row) > MAX_CACHED_WORDS:
@@ -65,6 +81,8 @@ class WordVectors:
                 missing = [w for w in dict.fromkeys(words) if w not in self._row]
                 if not missing:
                     return self._lookup(words)
+                if fit and len(self._row) + len(missing) > MAX_CACHED_WORDS:
+                    return None
             fresh = dict(
                 zip(missing, np.asarray(self._embed(missing), dtype=np.float32), strict=True)
             )
@@ -97,15 +115,13 @@ class WordVectors:
         return table[ids]
 
 
-def _chunk_words(text: str) -> list[str]:
-    """``content_words`` as a set: a chunk's maximum does not care about word order."""
-    return list(set(_WORD.findall(text.lower())) - STOPWORDS)
-
-
 class ChunkWords:
-    """Each chunk's content words as rows of the ``WordVectors`` table, by chunk id (LRU).
+    """Each chunk's content words as rows of the ``WordVectors`` table: from the keyword
+    index's stored words when every chunk of the pool has them, else split from the texts and
+    kept by chunk id (LRU) — rows written before the words column, until the start's backfill
+    fills them, or a chunk published after the index was built.
 
-    Keyed by chunk id and checked against the text's hash, since a re-ingested document keeps
+    Kept by chunk id and checked against the text's hash, since a re-ingested document keeps
     its chunk ids. Splitting a chunk into words and looking them up was 15 ms of a 3-variant
     retrieval at 100,000 chunks; a kept chunk costs a dictionary lookup."""
 
@@ -119,15 +135,23 @@ class ChunkWords:
         with self._lock:
             self._kept.clear()
 
-    def pool(self, texts: Sequence[str], keys: Sequence[str]) -> Pool:
+    def pool(
+        self,
+        texts: Sequence[str],
+        keys: Sequence[str],
+        stored: tuple[StoredWords, Sequence[int]] | None = None,
+    ) -> Pool:
         """The pool's words (``keys``: the chunks' ids): every chunk's rows, end to end, and
-        where each chunk starts."""
+        where each chunk starts. With ``stored`` (the keyword index's words and the chunks'
+        positions in it) the texts are not split at all."""
+        if stored is not None and (kept := self._from_stored(*stored)) is not None:
+            return kept
         found: list[np.ndarray | None] = [None] * len(keys)
         for use_kept in (True, False):
             generation = self.vectors.generation
             found = self._kept_rows(keys, texts, generation) if use_kept else [None] * len(keys)
             todo = [i for i, f in enumerate(found) if f is None]
-            words = [_chunk_words(texts[i]) for i in todo]
+            words = [chunk_words(texts[i]).split() for i in todo]
             ids, table, now = self.vectors.rows([w for ws in words for w in ws])
             if now == generation:
                 break
@@ -146,6 +170,20 @@ class ChunkWords:
                 while len(self._kept) > self.size:
                     self._kept.popitem(last=False)
         return Pool.of([f if f is not None else _EMPTY for f in found], table)
+
+    def _from_stored(self, stored: StoredWords, positions: Sequence[int]) -> Pool | None:
+        """The chunks' words from the index: its vocabulary's rows in the word table are
+        looked up (and its words not met yet embedded) once per index build and table
+        generation, so a fresh question's pool costs slicing. None when the table has no
+        room for the vocabulary beside the other workspaces' (the pool then splits its
+        texts, as before the words were stored)."""
+        rows = stored.rows
+        if rows is None or rows[2] != self.vectors.generation:
+            rows = stored.rows = self.vectors.rows_if_room(stored.words)
+            if rows is None:
+                return None
+        numbers, table, _ = rows
+        return Pool.of([numbers[w] for w in stored.of_chunks(positions)], table)
 
     def _kept_rows(
         self, keys: Sequence[str], texts: Sequence[str], generation: int

@@ -256,6 +256,14 @@ class VectorStore:
             if m and m.get("visible") is True
         }
 
+    def texts(self, embed_model: str, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """The chunks' texts by id, visible or not (the keyword rows' backfill: a document
+        still being ingested has rows too)."""
+        got = self._on(
+            embed_model, workspace_id, lambda col: col.get(ids=list(ids), include=["documents"])
+        )
+        return {i: d or "" for i, d in zip(got["ids"], got["documents"], strict=True)}
+
     def visible_ids(self, embed_model: str, workspace_id: str) -> set[str]:
         got = self._on(
             embed_model, workspace_id, lambda col: col.get(where={"visible": True}, include=[])
@@ -271,7 +279,7 @@ class VectorStore:
         exclude_docs: Sequence[str] = (),
     ) -> list[Hit]:
         """Top-k visible chunks of one workspace."""
-        return self.query_many(embed_model, workspace_id, [query_embedding], k, exclude_docs)[0]
+        return self.query_many(embed_model, workspace_id, [query_embedding], k, exclude_docs)[0][0]
 
     def query_many(
         self,
@@ -282,8 +290,12 @@ class VectorStore:
         exclude_docs: Sequence[str] = (),
         *,
         embeddings: bool = False,
-    ) -> list[list[Hit]]:
-        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection.
+        also: Sequence[str] = (),
+    ) -> tuple[list[list[Hit]], dict[str, tuple[str, dict[str, Any], np.ndarray]]]:
+        """Top-k per query vector, from one unfiltered kNN call on the workspace's collection,
+        and the visible rows of the chunks ``also`` names (hybrid's keyword candidates) read
+        in the same call as the hits' (one call of 60 rows took 9.6 ms p50 at 100,000 chunks,
+        two of 30 10.6 ms: bench/retrieval_latency.py's store, README *Performance*).
 
         Any ``where`` makes Chroma evaluate the metadata filter over the whole collection
         first, which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, README).
@@ -325,7 +337,7 @@ class VectorStore:
                 if cid in rows and rows[cid][1].get("doc_id") not in excluded
             ]
 
-        fetch(cid for ranking in ranked for cid, _ in ranking[:k])
+        fetch([*(cid for ranking in ranked for cid, _ in ranking[:k]), *also])
         out: list[list[Hit]] = []
         retry: list[int] = []
         for i, ranking in enumerate(ranked):
@@ -353,7 +365,7 @@ class VectorStore:
             )
             for i, hits in zip(retry, _hits(res, embeddings), strict=True):
                 out[i] = hits
-        return out
+        return out, {cid: rows[cid] for cid in also if cid in rows}
 
     def _query(
         self,
