@@ -10,7 +10,6 @@ import hashlib
 import itertools
 import logging
 import os
-import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +23,7 @@ from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
+from masis_core.faults import kill_at
 from masis_core.owners import current_owner, owner_alive
 from masis_core.registry import INGESTING, Workspace
 from masis_core.retrieval.store import chunk_id
@@ -203,10 +203,9 @@ def crash_point(name: str) -> None:
     SIGKILLs itself at the N-th crash point it reaches. Unset (always, outside that test),
     this only advances a counter."""
     n = next(_CRASH_POINTS)
-    target = os.environ.get("MASIS_TEST_KILL_AT")
-    if target and n == int(target):
-        log.warning("test fault injection: killing the process at %s", name)
-        os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("MASIS_TEST_KILL_AT") == str(n):
+        log.warning("test fault injection at %s", name)
+        kill_at("MASIS_TEST_KILL_AT", n)
 
 
 class Ingestor:

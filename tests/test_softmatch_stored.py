@@ -222,3 +222,62 @@ def test_a_vocabulary_the_word_table_cannot_hold_splits_texts_instead(
     assert other.word_vectors._row == {}  # nothing added
     assert ranked(other, farm.id) == with_room
     assert index.words.rows is None  # the stored words were not used
+
+
+def test_a_retrieval_reads_the_stored_words_not_the_texts(bench, farm, monkeypatch) -> None:
+    """Through the hybrid retrieval itself: with every row's words stored, no chunk text is
+    split; a vocabulary the word table has no room for is asked about once per table
+    generation, not on every query."""
+    from masis_core.retrieval import softmatch
+
+    with_words = ranked(bench, farm.id)
+
+    def no_split(text: str) -> str:
+        raise AssertionError("a chunk's text was split at query time")
+
+    monkeypatch.setattr(softmatch, "chunk_words", no_split)
+    assert ranked(bench, farm.id) == with_words
+    monkeypatch.undo()
+
+    asked: list[int] = []
+
+    def no_room(words):
+        asked.append(len(words))
+
+    bench.bm25.index(farm.id).words.rows = None  # type: ignore[union-attr]
+    monkeypatch.setattr(bench.word_vectors, "rows_if_room", no_room)
+    assert ranked(bench, farm.id) == with_words  # the texts are split instead
+    assert ranked(bench, farm.id) == with_words
+    assert len(asked) == 1
+
+
+def test_a_backfill_that_fails_leaves_the_start_working(settings, bench, farm, monkeypatch):
+    """The Chroma server gone mid-backfill: the workbench starts, says so on the terminal,
+    and the rows stay without words for the next start; a row whose chunk Chroma lacks is
+    left alone (not marked as holding no words)."""
+    from masis_core.retrieval.store import VectorStore
+
+    ids, texts = chunks_of(bench, farm.id)
+    null_words(bench, farm.id)
+
+    def gone(self, *args):
+        raise ConnectionError("connection refused")
+
+    with monkeypatch.context() as m:
+        m.setattr(VectorStore, "texts", gone)
+        restarted = Workbench(settings)
+    assert ranked(restarted, farm.id)
+    with bench.db.connect() as conn:
+        assert {r[0] for r in conn.execute("SELECT words FROM bm25_chunks")} == {None}
+    real = VectorStore.texts
+
+    def without_first(self, embed_model, ws_id, wanted):
+        return {k: v for k, v in real(self, embed_model, ws_id, wanted).items() if k != ids[0]}
+
+    with monkeypatch.context() as m:
+        m.setattr(VectorStore, "texts", without_first)
+        Workbench(settings)  # the next start
+    with bench.db.connect() as conn:
+        rows = dict(conn.execute("SELECT chunk_id, words FROM bm25_chunks").fetchall())
+    assert rows[ids[0]] is None
+    assert [rows[i] for i in ids[1:]] == [chunk_words(t) for t in texts[1:]]

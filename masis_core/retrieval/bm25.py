@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import shutil
-import signal
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -34,6 +32,7 @@ import bm25s
 import numpy as np
 
 from masis_core.db import Connection, Database, upsert
+from masis_core.faults import kill_at
 from masis_core.words import BM25_STOPWORDS as STOPWORDS
 from masis_core.words import SNOWBALL as _STEMMER
 
@@ -102,13 +101,17 @@ class StoredWords:
     before the column, until the backfill (``Bm25Store.backfill_words``) fills it.
 
     ``rows`` is the soft match's cache: the vocabulary's row numbers in its word table, with
-    the table and its generation (``WordVectors.rows``), looked up once per index build."""
+    the table and its generation (``WordVectors.rows``), looked up once per index build (under
+    ``lock``: concurrent first queries would each embed the whole vocabulary); ``refused`` is
+    the table generation that had no room for it (asked again only once the table changes)."""
 
     words: list[str]
     flat: np.ndarray
     starts: np.ndarray
     stored: np.ndarray
     rows: tuple[np.ndarray, np.ndarray, int] | None = None
+    refused: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def of(cls, columns: Sequence[str | None]) -> StoredWords:
@@ -350,34 +353,48 @@ class Bm25Store:
             ]
         filled = 0
         for ws in (known[w] for w in todo if w in known):
-            done = 0
-            while True:
-                with self._conn() as conn:
-                    ids = [
-                        r[0]
-                        for r in conn.execute(
-                            "SELECT chunk_id FROM bm25_chunks"
-                            " WHERE workspace_id = ? AND words IS NULL LIMIT ?",
-                            (ws.id, BACKFILL_BATCH),
-                        )
-                    ]
-                if not ids:
-                    break
-                texts = store.texts(ws.embed_model, ws.id, ids)
-                with self._lock(ws.id), self._conn() as conn:
-                    conn.executemany(
-                        "UPDATE bm25_chunks SET words = ?"
-                        " WHERE workspace_id = ? AND chunk_id = ? AND words IS NULL",
-                        [(chunk_words(texts.get(cid, "")), ws.id, cid) for cid in ids],
-                    )
-                done += len(ids)
-                log.warning("%s: soft-match words stored for %d chunks", ws.id, done)
-                backfill_step(done)
-            if done:
-                with self._lock(ws.id), self._conn() as conn:
-                    self._bump(conn, ws.id)
-            filled += done
+            try:
+                filled += self._backfill(ws, store)
+            except Exception as exc:  # optional work: it must never stop the workbench starting
+                why = store.unreachable(exc) or exc
+                log.warning(
+                    "%s: soft-match words not stored now (%s); the next start goes on", ws.id, why
+                )
         return filled
+
+    def _backfill(self, ws: Workspace, store: VectorStore) -> int:
+        """One workspace's rows without words, a batch at a time in chunk id order. Only the
+        chunks Chroma returns get words: a row whose chunk Chroma lacks is stale (``reconcile``
+        drops it) and must not be marked as holding no words."""
+        done, after = 0, ""
+        while True:
+            with self._conn() as conn:
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT chunk_id FROM bm25_chunks WHERE workspace_id = ?"
+                        " AND words IS NULL AND chunk_id > ? ORDER BY chunk_id LIMIT ?",
+                        (ws.id, after, BACKFILL_BATCH),
+                    )
+                ]
+            if not ids:
+                break
+            after = ids[-1]
+            texts = store.texts(ws.embed_model, ws.id, ids)
+            with self._lock(ws.id), self._conn() as conn:
+                conn.executemany(
+                    "UPDATE bm25_chunks SET words = ?"
+                    " WHERE workspace_id = ? AND chunk_id = ? AND words IS NULL",
+                    [(chunk_words(texts[cid]), ws.id, cid) for cid in ids if cid in texts],
+                )
+            if any(cid in texts for cid in ids):
+                done += sum(cid in texts for cid in ids)
+                log.warning("%s: soft-match words stored for %d chunks", ws.id, done)
+            kill_at("MASIS_TEST_KILL_BACKFILL_AT", done)
+        if done:
+            with self._lock(ws.id), self._conn() as conn:
+                self._bump(conn, ws.id)
+        return done
 
     def needs_check(self, workspace_id: str) -> bool:
         return workspace_id not in self._checked
@@ -556,12 +573,6 @@ class KeywordScores:
             for cid in chunk_ids
             if cid in position
         }
-
-
-def backfill_step(done: int) -> None:
-    """A seam for the crash test, which kills the process between two batches."""
-    if os.environ.get("MASIS_TEST_KILL_BACKFILL_AT") == str(done):
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _row(workspace_id: str, chunk_id: str, doc_id: str, text: str) -> tuple[str, ...]:

@@ -179,9 +179,16 @@ class ChunkWords:
         texts, as before the words were stored)."""
         rows = stored.rows
         if rows is None or rows[2] != self.vectors.generation:
-            rows = stored.rows = self.vectors.rows_if_room(stored.words)
-            if rows is None:
-                return None
+            with stored.lock:
+                generation = self.vectors.generation
+                rows = stored.rows
+                if rows is None or rows[2] != generation:
+                    if stored.refused == generation:
+                        return None  # no room at this generation: not asked on every query
+                    rows = stored.rows = self.vectors.rows_if_room(stored.words)
+                    if rows is None:
+                        stored.refused = generation
+                        return None
         numbers, table, _ = rows
         return Pool.of([numbers[w] for w in stored.of_chunks(positions)], table)
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import logging
-import os
 import re
-import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ import numpy as np
 
 from masis_core.config import Settings
 from masis_core.errors import EmbedderMismatch, StoreError
+from masis_core.faults import kill_at
 
 if TYPE_CHECKING:
     from masis_core.registry import Workspace
@@ -471,15 +470,9 @@ class VectorStore:
             )
             copied += len(page["ids"])
             log.warning("  %s: %d/%d chunks copied", ws.id, done + copied, total)
-            migration_step(copied)
+            kill_at("MASIS_TEST_KILL_MIGRATION_AT", copied)
         target.modify(name=final)
         return copied
-
-
-def migration_step(copied: int) -> None:
-    """A seam for the crash test, which kills the process between two pages."""
-    if os.environ.get("MASIS_TEST_KILL_MIGRATION_AT") == str(copied):
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _hits(res: Any, embeddings: bool) -> list[list[Hit]]:
