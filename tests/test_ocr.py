@@ -13,7 +13,7 @@ from fpdf import FPDF
 from PIL import Image
 
 from ingest.ocr import OCR_DPI, OcrOptions, rapidocr_available
-from ingest.pipeline import Ingestor, Source
+from ingest.pipeline import FileReport, Ingestor, Source
 from masis_core.reports import citation_source, run_markdown
 from masis_core.runs import RunService
 from masis_core.services import Workbench
@@ -67,6 +67,13 @@ def image_pdf(pages: list[Image.Image | None]) -> bytes:
             image.save(buf, format="PNG")
             out.image(buf, x=0, y=0, w=out.w, h=out.h)
     return bytes(out.output())
+
+
+def ingest_scan(bench: Workbench, data: bytes, name: str, engine: str = "rapidocr") -> FileReport:
+    """``data`` ingested into a fresh "plant" workspace with the OCR engine ``engine``."""
+    bench.settings.ocr_engine = engine
+    ws = bench.create_workspace("plant", "wordllama")
+    return Ingestor(bench).ingest_bytes(ws, data, name)
 
 
 def mixed_pdf() -> bytes:
@@ -233,11 +240,8 @@ def test_a_scan_is_read_one_page_image_at_a_time(monkeypatch: pytest.MonkeyPatch
 
 
 def test_blank_pages_of_a_scan_are_neither_ocred_nor_reported_as_scans(bench: Workbench) -> None:
-    bench.settings.ocr_engine = "rapidocr"
-    ws = bench.create_workspace("plant", "wordllama")
     white = Image.new("L", (400, 560), 255)
-    data = image_pdf([scanned_page(PUMP), None, white])
-    report = Ingestor(bench).ingest_bytes(ws, data, "scan.pdf")
+    report = ingest_scan(bench, image_pdf([scanned_page(PUMP), None, white]), "scan.pdf")
     assert report.status == "ingested", report.error
     # Page 2 has nothing on it; page 3 is a white picture: OCR finds nothing there and says so.
     assert (report.ocr_pages, report.blank_pages, report.empty_pages) == ([1], [2], [3])
@@ -248,10 +252,8 @@ def test_blank_pages_of_a_scan_are_neither_ocred_nor_reported_as_scans(bench: Wo
 def test_a_page_that_outlasts_its_time_limit_is_skipped_with_its_reason(
     bench: Workbench,
 ) -> None:
-    bench.settings.ocr_engine = "rapidocr"
     bench.settings.ocr_page_timeout_s = 0.001
-    ws = bench.create_workspace("plant", "wordllama")
-    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "slow.pdf")
+    report = ingest_scan(bench, image_pdf([scanned_page(PUMP)]), "slow.pdf")
     assert report.status == "failed"
     assert report.error == (
         "no text layer: its only page has no extractable text; "
@@ -261,19 +263,15 @@ def test_a_page_that_outlasts_its_time_limit_is_skipped_with_its_reason(
 
 
 def test_ocr_can_be_turned_off_and_then_says_so(bench: Workbench) -> None:
-    bench.settings.ocr_engine = "off"
-    ws = bench.create_workspace("plant", "wordllama")
-    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "scan.pdf")
+    report = ingest_scan(bench, image_pdf([scanned_page(PUMP)]), "scan.pdf", engine="off")
     assert report.status == "failed"
     assert report.error.endswith("; OCR is off (MASIS_OCR_ENGINE=off)")
 
 
 def test_ocr_beyond_the_page_bound_is_reported_not_done(bench: Workbench) -> None:
-    bench.settings.ocr_engine = "rapidocr"
     bench.settings.ocr_max_pages = 1
-    ws = bench.create_workspace("plant", "wordllama")
     page = scanned_page(PUMP)
-    report = Ingestor(bench).ingest_bytes(ws, image_pdf([page, page]), "long.pdf")
+    report = ingest_scan(bench, image_pdf([page, page]), "long.pdf")
     assert (report.status, report.ocr_pages, report.empty_pages) == ("ingested", [1], [2])
     assert "page 2 not OCRed: over MASIS_OCR_MAX_PAGES=1" in "; ".join(report.notes)
 
@@ -404,9 +402,7 @@ def test_an_engine_error_is_reported_as_such_not_as_a_page_without_text(
         raise RuntimeError("onnxruntime: model input has the wrong shape\nstack trace ...")
 
     monkeypatch.setattr(parsing, "read_page", broken)
-    bench.settings.ocr_engine = "rapidocr"
-    ws = bench.create_workspace("plant", "wordllama")
-    report = Ingestor(bench).ingest_bytes(ws, image_pdf([scanned_page(PUMP)]), "scan.pdf")
+    report = ingest_scan(bench, image_pdf([scanned_page(PUMP)]), "scan.pdf")
     assert report.status == "failed"
     assert report.error == (
         "no text layer: its only page has no extractable text; OCR (rapidocr) failed on "
