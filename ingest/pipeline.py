@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -202,10 +201,7 @@ def crash_point(name: str) -> None:
     """Fault injection for the crash-safety test: with ``MASIS_TEST_KILL_AT=N`` the process
     SIGKILLs itself at the N-th crash point it reaches. Unset (always, outside that test),
     this only advances a counter."""
-    n = next(_CRASH_POINTS)
-    if os.environ.get("MASIS_TEST_KILL_AT") == str(n):
-        log.warning("test fault injection at %s", name)
-        kill_at("MASIS_TEST_KILL_AT", n)
+    kill_at("MASIS_TEST_KILL_AT", next(_CRASH_POINTS), name)
 
 
 class Ingestor:

@@ -13,8 +13,9 @@ import signal
 log = logging.getLogger(__name__)
 
 
-def kill_at(variable: str, step: int) -> None:
-    """SIGKILL this process when the environment's ``variable`` names this ``step``."""
+def kill_at(variable: str, step: int, where: str = "") -> None:
+    """SIGKILL this process when the environment's ``variable`` names this ``step``
+    (``where``: what the log line calls the place)."""
     if os.environ.get(variable) == str(step):
-        log.warning("test fault injection: killing the process at %s=%s", variable, step)
+        log.warning("test fault injection: killing the process at %s=%s %s", variable, step, where)
         os.kill(os.getpid(), signal.SIGKILL)

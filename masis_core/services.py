@@ -74,11 +74,12 @@ class Workbench:
         self.db = open_database(self.settings)
         self.registry = Registry(self.db)
         self.store = VectorStore(self.settings)
+        workspaces = self.registry.list_workspaces()
         # Data dirs from before a collection per workspace move over once, on first start.
-        self.store.migrate_shared(self.registry.list_workspaces())
+        self.store.migrate_shared(workspaces)
         self.bm25 = Bm25Store(self.db, self.settings.data_dir / "bm25")
         # Keyword rows from before the soft match's stored words get them, once, on start.
-        self.bm25.backfill_words(self.registry.list_workspaces(), self.store)
+        self.bm25.backfill_words(workspaces, self.store)
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()
         # WordLlama's word vectors serve the soft keyword match whatever the workspace's

@@ -132,10 +132,11 @@ def text_names(text: str) -> set[str]:
         for m in _CAPITALISED.finditer(s):
             run = m.group(0).split()
             if m.start() == 0:
+                first = run[0]
                 while run and _is_stop(run[0]):
                     run = run[1:]
-                if len(run) < 2 and (not run or run[0] == m.group(0).split()[0]):
-                    continue
+                if run == [first] or not run:
+                    continue  # the sentence's own first word, alone
             found.add(" ".join(run))
     return found
 

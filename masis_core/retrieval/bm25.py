@@ -80,7 +80,7 @@ def chunk_words(text: str) -> str:
     (softmatch.py) compares a query's words with, kept in the keyword row's ``words`` column
     at ingest. Splitting a chunk's text into them takes 0.12 ms, 12 s for 100,000 chunks: per
     query that was ~5 ms of a fresh pool, so it is done once, when the chunk is written."""
-    return " ".join(sorted(set(_WORD.findall(text.lower())) - STOPWORDS))
+    return " ".join(sorted(content_words(text)))
 
 
 @dataclass(frozen=True)
@@ -340,9 +340,9 @@ class Bm25Store:
         still empty (an ingest meanwhile writes its own), so a crash leaves the rest for the
         next start and a second process doing the same at once changes nothing. Until a row
         is filled the soft match splits that chunk's text per query, as before the column.
-        A chunk Chroma no longer has gets no words (its row is stale and never shown). The
-        index is rebuilt once per workspace afterwards, to pick the words up. Progress is
-        logged at WARNING, so it shows on the terminal, like the collection migration."""
+        A failure (the Chroma server gone) is a warning, never a failed start. The index is
+        rebuilt once per workspace afterwards, to pick the words up. Progress is logged at
+        WARNING, so it shows on the terminal, like the collection migration."""
         known = {ws.id: ws for ws in workspaces}
         with self._conn() as conn:
             todo = [
@@ -381,14 +381,15 @@ class Bm25Store:
                 break
             after = ids[-1]
             texts = store.texts(ws.embed_model, ws.id, ids)
+            found = [cid for cid in ids if cid in texts]
             with self._lock(ws.id), self._conn() as conn:
                 conn.executemany(
                     "UPDATE bm25_chunks SET words = ?"
                     " WHERE workspace_id = ? AND chunk_id = ? AND words IS NULL",
-                    [(chunk_words(texts[cid]), ws.id, cid) for cid in ids if cid in texts],
+                    [(chunk_words(texts[cid]), ws.id, cid) for cid in found],
                 )
-            if any(cid in texts for cid in ids):
-                done += sum(cid in texts for cid in ids)
+            if found:
+                done += len(found)
                 log.warning("%s: soft-match words stored for %d chunks", ws.id, done)
             kill_at("MASIS_TEST_KILL_BACKFILL_AT", done)
         if done:
