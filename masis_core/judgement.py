@@ -216,13 +216,18 @@ def _figures_beyond(text: str, question: str) -> set[str]:
     }
 
 
+def calendar_date(text: str, question: str = "") -> bool:
+    """A year or a calendar date in ``text`` that the question does not give itself."""
+    years = set(_YEAR.findall(text)) - set(_YEAR.findall(question))
+    return bool(years or _HAS_DATE.search(_YEAR.sub(" ", text)))
+
+
 def kind_present(kind: str, text: str, question: str = "") -> bool:
     """Is something of the asked kind in ``text``, beyond what the question itself says?"""
     if kind == "quantity":
         return bool(_figures_beyond(text, question) or _NUMBER_WORD.search(text))
     if kind == "date":
-        years = set(_YEAR.findall(text)) - set(_YEAR.findall(question))
-        if years or _HAS_DATE.search(_YEAR.sub(" ", text)):
+        if calendar_date(text, question):
             return True
         # "When is the boiler descaled?" is answered by "once a year" or "after 500 hours";
         # only "what year / which date" needs a calendar date.

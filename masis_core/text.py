@@ -565,7 +565,46 @@ class _Segmenter:
     def run(self) -> list[Segment]:
         for lo, hi in self.units():
             self.peel(lo, hi)
-        return sorted(self.out, key=lambda s: (s.start, s.end))
+        return _with_terms(sorted(self.out, key=lambda s: (s.start, s.end)))
+
+
+# A reference manual's entry: the term, then what it does in a sentence without a subject
+# ("hist(x) hist(x, nclass=n) Produces a histogram of the numeric vector x.", "--verbose
+# Prints every step."). Split at "Produces", the sentence alone answered "Which function
+# produces a histogram?" without naming one. The term is code (a call or an option) and the
+# sentence opens with a verb: a capitalised word followed by an article or the like, where a
+# subject would be followed by its verb ("Results show ...").
+MAX_TERM_WORDS = 12
+_TERM_WORD = re.compile(r"^(?:[A-Za-z_.][\w.$:]*\(|--?[A-Za-z][\w-]*,?$)")
+_OBJECT_OPENERS = _wordset("a an the its their each every all one whether")
+
+
+def _defines(term: Segment, entry: Segment) -> bool:
+    words = entry.text.split()
+    head = term.text.split()
+    return (
+        term.kind == "debris"
+        and len(head) <= MAX_TERM_WORDS
+        and _TERM_WORD.match(head[0]) is not None
+        and len(words) > 2
+        and words[0].isalpha()
+        and words[0][0].isupper()
+        and not _is_stop(words[0])
+        and words[1] in _OBJECT_OPENERS
+    )
+
+
+def _with_terms(found: list[Segment]) -> list[Segment]:
+    """Each entry sentence joined to the term before it, as the manual sets them side by side
+    (the quote stays the document's own words, in their order)."""
+    out: list[Segment] = []
+    for seg in found:
+        term = out[-1] if out else None
+        if seg.kind == "sentence" and term is not None and _defines(term, seg):
+            out[-1] = Segment("sentence", f"{term.text} {seg.text}", term.start, seg.end)
+        else:
+            out.append(seg)
+    return out
 
 
 def segment(text: str, *, cut_start: bool = False, cut_end: bool = False) -> list[Segment]:

@@ -191,6 +191,27 @@ def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
     assert sentences_of(text) == ["The value of lm() is a fitted model object."]
 
 
+def test_a_reference_entry_keeps_its_term() -> None:
+    """R-intro.pdf's graphics reference as the parser reads it: the calls, then what they do
+    in a sentence without a subject. Split at "Produces", the answer to "Which function
+    produces a histogram?" named no function."""
+    text = (
+        "The third form plots the quantiles of x against those of y to compare their "
+        "distributions. hist(x) hist(x, nclass=n) hist(x, breaks=b, ...) Produces a histogram "
+        "of the numeric vector x. A sensible number of classes is usually chosen. print(x) "
+        "The value is printed."
+    )
+    assert sentences_of(text) == [
+        "The third form plots the quantiles of x against those of y to compare their "
+        "distributions.",
+        "hist(x) hist(x, nclass=n) hist(x, breaks=b, ...) Produces a histogram of the "
+        "numeric vector x.",
+        "A sensible number of classes is usually chosen.",
+        # A sentence with a subject is not the entry of the code before it.
+        "The value is printed.",
+    ]
+
+
 def test_sentences_cut_by_a_chunk_boundary_are_fragments() -> None:
     text = (
         "in Austria can be found at the URL of the mirror. The mirrors are listed on the "
@@ -407,6 +428,28 @@ def test_the_lead_passage_keeps_its_continuation_and_other_sources_follow() -> N
     assert [p["citations"] for p in parts] == [[1], [1], [2]]
     rendered = render_answer(parts)
     assert rendered.count("\n\n") == 1 and rendered.endswith("visit. [2]")
+
+
+def test_the_passage_holding_the_asked_date_leads() -> None:
+    """The NUT user manual: the best-ranked passage on releases names no date, another gives
+    it. The answer leads with the date and keeps the same sentences."""
+    evidence = [
+        note(
+            "git",
+            "Since 2.7 line of releases, sources are tracked in Git revision control system, "
+            "with improvements merged through NUT CI testing on multiple platforms.",
+            0.6,
+        ),
+        note("history", "The new name was first applied to 0.42.0, released October 31, 1999."),
+    ]
+    parts = compose("When was NUT first released?", evidence)
+    assert parts[0] == {
+        "text": "The new name was first applied to 0.42.0, released October 31, 1999.",
+        "citations": [2],
+    }
+    assert [p["citations"] for p in parts] == [[2], [1]]
+    # Asked for no date, the best-ranked passage leads as before.
+    assert compose("How are NUT releases tracked?", evidence)[0]["citations"] == [1]
 
 
 def test_nothing_relevant_gives_the_closest_sentence_or_nothing() -> None:

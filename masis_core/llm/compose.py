@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+from masis_core.judgement import asked_in, asked_kind, calendar_date
 from masis_core.state import Evidence
 from masis_core.text import Segment, content_stems, defang, segment
 
@@ -258,6 +259,27 @@ def _lead(best: Candidate, found: list[Candidate], relevance: float) -> list[Can
     return span
 
 
+def _asked_first(question: str, parts: list[list[Candidate]]) -> list[list[Candidate]]:
+    """The parts (the lead span, then each passage's points), led by the first one holding
+    what the question asks for (``judgement.asked_in``) more plainly than the lead: "When
+    was NUT first released?" led with a sentence on its Git history "since 2.7" and gave
+    "released October 31, 1999" second. Only the order changes, so the critic judges the
+    same sentences."""
+    kind = asked_kind(question)
+    if kind in ("open", "yes_no"):
+        return parts
+    texts = [" ".join(c.text for c in part) for part in parts]
+    # For "when", a calendar date answers better than "since" or "after 500 hours".
+    strength = [
+        asked_in(kind, question, t) * (1 + (kind == "date" and calendar_date(t, question)))
+        for t in texts
+    ]
+    best = max(range(len(parts)), key=lambda i: strength[i])  # the first of the strongest
+    if strength[best] <= strength[0]:
+        return parts
+    return [parts[best], *parts[:best], *parts[best + 1 :]]
+
+
 def compose(
     question: str,
     evidence: list[Evidence],
@@ -287,8 +309,7 @@ def compose(
         chosen.append(c)
         per_passage[c.passage] = per_passage.get(c.passage, 0) + 1
         groups.setdefault(c.passage, []).append(c)
-    ordered = [*span]
-    for group in groups.values():  # passages in the order of their best sentence
-        ordered.extend(sorted(group, key=lambda c: c.order))
+    parts = [span, *(sorted(group, key=lambda c: c.order) for group in groups.values())]
+    ordered = [c for part in _asked_first(question, parts) for c in part]
     log.debug("composed %d sentences from %d candidates", len(ordered), len(found))
     return [{"text": c.text, "citations": c.markers} for c in ordered]
