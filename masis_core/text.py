@@ -270,6 +270,9 @@ def _is_stop(word: str) -> bool:
     return _bare(word) in STOP_WORDS
 
 
+_URL_REST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?:[/:?#)]|$)")
+
+
 def _sentence_end(word: str, following: str) -> bool:
     """Word ends a sentence and ``following`` starts the next (not "e.g." nor "D. Stimits").
     A plain word with a full stop ends one even before a lower-case word: what follows is
@@ -280,6 +283,8 @@ def _sentence_end(word: str, following: str) -> bool:
     low = word.lower().rstrip("\"'”’)]").lstrip("(\"'“‘[")
     if low in _ABBREVIATIONS:
         return False
+    if "://" in word and _URL_REST.match(following):
+        return False  # "(https://CRAN. R-project.org/package=boot)": a line break in a URL
     if not _OPENING.match(following):
         return bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
     # An initial before a name or another initial: "W. N. Venables, D. M. Smith".

@@ -191,6 +191,18 @@ def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
     assert sentences_of(text) == ["The value of lm() is a fitted model object."]
 
 
+def test_a_url_broken_across_lines_does_not_end_a_sentence() -> None:
+    """R-intro.pdf breaks "https://CRAN.R-project.org/package=boot" after "CRAN.": the
+    sentence split there, and the answer quoted one starting "R-project.org/package=boot)"."""
+    text = (
+        "To load a particular package (e.g., the boot (https://CRAN. R-project.org/package=boot)"
+        " package containing functions from Davison & Hinkley (1997)), use library(boot). "
+        "Mirrors are listed at https://cran.r-project.org. Each mirror holds a full copy."
+    )
+    assert sentences_of(text)[0] == text[: text.index(" Mirrors")]
+    assert sentences_of(text)[-1] == "Each mirror holds a full copy."
+
+
 def test_a_reference_entry_keeps_its_term() -> None:
     """R-intro.pdf's graphics reference as the parser reads it: the calls, then what they do
     in a sentence without a subject. Split at "Produces", the answer to "Which function
