@@ -163,6 +163,75 @@ _HOW_MANY = re.compile(r"\bhow many ([A-Za-z][\w-]*)", re.I)
 _COUNT_WINDOW = 3  # words between a figure and the thing it counts ("40 source packages")
 
 
+# What a measured quantity is written in. "What is the maximum cable length …?" was answered
+# at 99% by "The 940-0024C cable was not yet understood": a figure, but no length. A question
+# that names a dimension needs a figure in one of its units; one that names none ("how many",
+# "what share") keeps any figure.
+_UNITS = {
+    "length": "mm cm m km inch inches ft foot feet yd yard yards mile miles meter meters metre"
+    " metres kilometer kilometers kilometre kilometres millimeter millimeters centimeter"
+    " centimeters",
+    "time": "ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days"
+    " week weeks month months year years",
+    "weight": "mg g kg t lb lbs oz gram grams kilogram kilograms kilo kilos pound pounds ounce"
+    " ounces ton tons tonne tonnes",
+    "temperature": "°c °f °k c f k degree degrees celsius fahrenheit kelvin",
+    "speed": "mph kph km/h m/s kmh knot knots bps kbps mbps gbps baud rpm",
+    "money": "usd eur gbp dollar dollars euro euros pound pounds cent cents",
+    "percent": "% percent percentage",
+}
+_UNIT_WORDS = {family: frozenset(units.split()) for family, units in _UNITS.items()}
+_SCALES = frozenset(("thousand", "million", "billion", "trillion", "bn"))
+_CURRENCY = re.compile(r"[$€£¥]\s?\d")
+# The dimension a question names, by its words; "how long" asks for a length or a time.
+_DIMENSIONS = (
+    (re.compile(r"\bhow long\b", re.I), ("length", "time")),
+    (re.compile(r"\bhow fast\b|\bspeed\b", re.I), ("speed", "time")),
+    (
+        re.compile(
+            r"\bhow (?:far|tall|high|deep|wide)\b|\b(?:length|distance|height|depth|width)\b", re.I
+        ),
+        ("length",),
+    ),
+    (re.compile(r"\bduration\b", re.I), ("time",)),
+    (re.compile(r"\bhow heavy\b|\bweight\b", re.I), ("weight",)),
+    (re.compile(r"\btemperature\b", re.I), ("temperature",)),
+    (re.compile(r"\b(?:price|cost|fee|salary|revenue|budget)s?\b", re.I), ("money",)),
+    (re.compile(r"\b(?:percentage|percent)\b", re.I), ("percent",)),
+)
+_MEASURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(°?[a-zA-Z%/]+)?")
+
+
+def dimensions(question: str) -> tuple[str, ...]:
+    """The unit families a quantity question's answer is written in (empty: any figure)."""
+    for pattern, families in _DIMENSIONS:
+        if pattern.search(question):
+            return families
+    return ()
+
+
+def measured(families: tuple[str, ...], sentence: str) -> bool:
+    """Does the sentence give a figure in one of these unit families ("15 m", "50ft",
+    "$35,000", "9 minutes")?"""
+    if "money" in families and _CURRENCY.search(sentence):
+        return True
+    for m in _MEASURE.finditer(sentence):
+        unit = (m.group(1) or "").lower().rstrip("/.")
+        if unit in _SCALES:  # "14.8 billion pounds"
+            unit = next(iter(sentence[m.end() :].split()), "").lower().strip(".,;")
+        if unit and any(unit in _UNIT_WORDS[f] for f in families):
+            return True
+        if "speed" in families and unit in _UNIT_WORDS["length"]:
+            after = sentence[m.end() :].split()[:2]  # "299,792,458 metres per second"
+            if (
+                len(after) == 2
+                and after[0] == "per"
+                and after[1].strip(".,;") in _UNIT_WORDS["time"]
+            ):
+                return True
+    return False
+
+
 def counted(question: str) -> str | None:
     """The stem of what a "how many …" question counts ("How many *companies* use …")."""
     m = _HOW_MANY.search(question)
@@ -196,11 +265,13 @@ def asked_in(kind: str, question: str, text: str) -> bool:
     anchor = head_stems(question) or content_stems(question)
     subject = head_stems(question, subject=True)
     thing = counted(question) if kind == "quantity" else None
+    units = dimensions(question) if kind == "quantity" else ()
     return any(
         anchor & (words := content_stems(s))
         and (not subject or subject & words)
         and kind_present(kind, s, question)
         and (thing is None or counts_in(thing, question, s))
+        and (not units or measured(units, s))
         for s in sentences(defang(text))
     )
 

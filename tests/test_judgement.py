@@ -315,6 +315,24 @@ def test_a_version_of_something_else_does_not_answer_which_version() -> None:
     assert critique["confidence"] < LOW_CONFIDENCE
 
 
+def test_a_measure_is_answered_only_by_a_figure_in_its_units() -> None:
+    """NUT's user manual names cable part numbers ("940-0024C") on the page about serial
+    cables: a figure, but no length. "What is the maximum cable length …?" was 99% on it."""
+    q = "What is the maximum cable length for a serial UPS connection?"
+    manual = "The 940-0024C cable was not yet understood, so this happened over the serial hack."
+    assert not judgement.asked_in("quantity", q, manual)
+    for answer in ("A serial cable can be up to 15 m long.", "Keep the serial cable under 50ft."):
+        assert judgement.asked_in("quantity", q, answer)
+    critique = offline.critique(q, f"{manual} [1]", [ev(1, manual, score=0.5)])
+    assert critique["confidence"] < LOW_CONFIDENCE
+    # Speeds, money at scale and figures of questions that name no unit.
+    assert judgement.measured(("speed", "time"), "exactly 299,792,458 metres per second")
+    assert judgement.measured(("money",), "The budget was set at 14.8 billion pounds.")
+    assert judgement.measured(("money",), "The average cost was $35,000.")
+    assert not judgement.measured(("length",), "It formed 3 million years ago.")
+    assert judgement.dimensions("How many drivers does NUT ship?") == ()
+
+
 def test_a_sentence_capitalised_only_at_its_start_names_nobody() -> None:
     """NUT's user manual on the apcsmart driver: "The", "These" and "Note" open sentences;
     they are not the author "Who wrote …?" asks for."""
