@@ -93,6 +93,8 @@ def sentence_problems(
 ) -> list[str]:
     """What is wrong with one answer sentence (markers already stripped): structure lines
     glued into it, or a fragment. ``context`` is the flattened text of the cited pages."""
+    from masis_core.text import ends_in_promised_code
+
     problems: list[str] = []
     padded = f" {sentence} "
     words = sentence.split()
@@ -108,7 +110,7 @@ def sentence_problems(
     first = sentence.lstrip("\"'“‘([`")
     if not first or not (first[0].isupper() or first[0].isdigit()):
         problems.append("fragment: starts mid-sentence")
-    elif not _TERMINAL.search(sentence):
+    elif not _TERMINAL.search(sentence) and not ends_in_promised_code(sentence):
         problems.append("fragment: no end")
     elif context is not None:
         at = context.find(sentence[:80])

@@ -599,14 +599,53 @@ def _defines(term: Segment, entry: Segment) -> bool:
     )
 
 
+# A sentence that promises what follows, then the command it promises: "You can change it by
+# the following. $ sudo update-alternatives --config editor" (the Debian reference), "… is as
+# follows: > fit <- lm(formula, data = d)" (R-intro). Apart, the sentence answered "How do I
+# change the default editor?" with a promise and the command was dropped as debris.
+_PROMISE = re.compile(r"(?:\bas follows|\bthe following|\bthe command(?: is)?|\blike this)[:.]$|:$")
+
+
+_PROMISE_INSIDE = re.compile(_PROMISE.pattern.replace("$", "(?=\\s)"))
+
+
+def _promises(sentence: Segment, code: Segment) -> bool:
+    words = sentence.text.split()
+    prose = sentence.kind == "sentence" or (
+        sentence.kind == "debris"
+        and sentence.text.endswith(":")
+        and _prose([*words[:-1], words[-1][:-1] + "."])
+    )
+    return (
+        prose
+        and _PROMISE.search(sentence.text) is not None
+        and code.kind == "debris"
+        and len(code.text.split()) <= 2 * MAX_TERM_WORDS
+        and _CODE_START.match(code.text) is not None
+    )
+
+
+def ends_in_promised_code(sentence: str) -> bool:
+    """A quote that ends with the command its promise announced ("… use the following
+    command: $ git clone …"): complete, although no full stop ends it."""
+    for m in _PROMISE_INSIDE.finditer(sentence):
+        rest = sentence[m.end() :].strip()
+        if rest and _CODE_START.match(rest):
+            return True
+    return False
+
+
 def _with_terms(found: list[Segment]) -> list[Segment]:
-    """Each entry sentence joined to the term before it, as the manual sets them side by side
-    (the quote stays the document's own words, in their order)."""
+    """Each entry sentence joined to the term before it, and each promise to the command
+    after it, as the manual sets them side by side (the quote stays the document's own
+    words, in their order)."""
     out: list[Segment] = []
     for seg in found:
-        term = out[-1] if out else None
-        if seg.kind == "sentence" and term is not None and _defines(term, seg):
-            out[-1] = Segment("sentence", f"{term.text} {seg.text}", term.start, seg.end)
+        before = out[-1] if out else None
+        if before is not None and (
+            (seg.kind == "sentence" and _defines(before, seg)) or _promises(before, seg)
+        ):
+            out[-1] = Segment("sentence", f"{before.text} {seg.text}", before.start, seg.end)
         else:
             out.append(seg)
     return out

@@ -13,7 +13,7 @@ from ingest.parsing import Page, parse_bytes
 from masis_core.llm.compose import compose, passages
 from masis_core.llm.offline import extract_answer, render_answer
 from masis_core.state import Evidence
-from masis_core.text import segment
+from masis_core.text import ends_in_promised_code, segment
 from tests.pdfs import make_pdf
 
 
@@ -188,7 +188,29 @@ def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
         "A streamlined version of the call is as follows: > fit <- lm(formula, data = d) "
         "The value of lm() is a fitted model object."
     )
-    assert sentences_of(text) == ["The value of lm() is a fitted model object."]
+    # The promise keeps the code it promises; the next sentence starts after the code.
+    assert sentences_of(text) == [
+        "A streamlined version of the call is as follows: > fit <- lm(formula, data = d)",
+        "The value of lm() is a fitted model object.",
+    ]
+    # The Debian reference: the command after "by the following." is the answer to "How do
+    # I change the default editor?"; alone, the sentence promised it and the command was
+    # dropped. A promise before prose stays a sentence of its own.
+    debian = (
+        "You can change it by the following. $ sudo update-alternatives --config editor The "
+        "choice of vim.basic over vim.tiny is my recommendation for newbies."
+    )
+    assert sentences_of(debian) == [
+        "You can change it by the following. $ sudo update-alternatives --config editor",
+        "The choice of vim.basic over vim.tiny is my recommendation for newbies.",
+    ]
+    assert sentences_of("Proceed as follows. Open the lid and check the fuse.") == [
+        "Proceed as follows.",
+        "Open the lid and check the fuse.",
+    ]
+    # Such a quote is complete without a full stop; a sentence cut off is not.
+    assert ends_in_promised_code(sentences_of(debian)[0])
+    assert not ends_in_promised_code("To retrieve the tree, use the following command")
 
 
 def test_a_url_broken_across_lines_does_not_end_a_sentence() -> None:
