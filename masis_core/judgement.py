@@ -185,19 +185,17 @@ _SCALES = frozenset(("thousand", "million", "billion", "trillion", "bn"))
 _CURRENCY = re.compile(r"[$€£¥]\s?\d")
 # The dimension a question names, by its words; "how long" asks for a length or a time.
 _DIMENSIONS = (
-    (re.compile(r"\bhow long\b", re.I), ("length", "time")),
-    (re.compile(r"\bhow fast\b|\bspeed\b", re.I), ("speed", "time")),
-    (
-        re.compile(
-            r"\bhow (?:far|tall|high|deep|wide)\b|\b(?:length|distance|height|depth|width)\b", re.I
-        ),
-        ("length",),
-    ),
-    (re.compile(r"\bduration\b", re.I), ("time",)),
-    (re.compile(r"\bhow heavy\b|\bweight\b", re.I), ("weight",)),
+    # A noun that names the measure comes first: "How high is the temperature?".
     (re.compile(r"\btemperature\b", re.I), ("temperature",)),
     (re.compile(r"\b(?:price|cost|fee|salary|revenue|budget)s?\b", re.I), ("money",)),
     (re.compile(r"\b(?:percentage|percent)\b", re.I), ("percent",)),
+    (re.compile(r"\bweight\b|\bhow heavy\b", re.I), ("weight",)),
+    (re.compile(r"\bspeed\b|\bhow fast\b", re.I), ("speed", "time")),
+    (re.compile(r"\bduration\b", re.I), ("time",)),
+    # "the length of the warranty" is a time; "how long" either.
+    (re.compile(r"\blength\b|\bhow long\b", re.I), ("length", "time")),
+    (re.compile(r"\b(?:distance|height|depth|width)\b|\bhow (?:far|tall)\b", re.I), ("length",)),
+    # "How high is the unemployment rate?" names no unit: any figure answers it.
 )
 _MEASURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(°?[a-zA-Z%/]+)?")
 

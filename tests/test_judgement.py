@@ -331,6 +331,10 @@ def test_a_measure_is_answered_only_by_a_figure_in_its_units() -> None:
     assert judgement.measured(("money",), "The average cost was $35,000.")
     assert not judgement.measured(("length",), "It formed 3 million years ago.")
     assert judgement.dimensions("How many drivers does NUT ship?") == ()
+    # A noun naming the measure decides; "how high" alone names no unit.
+    assert judgement.dimensions("How high is the temperature in the boiler?") == ("temperature",)
+    assert judgement.dimensions("How high is the unemployment rate?") == ()
+    assert "time" in judgement.dimensions("What is the length of the warranty?")
 
 
 def test_a_sentence_capitalised_only_at_its_start_names_nobody() -> None:
