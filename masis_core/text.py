@@ -192,12 +192,28 @@ _ABBREVIATIONS = _wordset(
 )
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
 _CHAPTER_NUMBER = re.compile(r"^\d{1,2}$")
+# Words that make the number before them a quantity, never a section's number.
+_MAGNITUDES = _wordset(
+    "hundred thousand million billion trillion percent per cent degrees times fold"
+)
 _LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[a-z][.)]|\([a-z0-9]{1,2}\))$")
+# An enumeration set inside a sentence: "... in the following places: (1) an absolute path
+# ... (2) the current directory ..." (gnuplot), "... in three steps: (1) guide RNA ...".
+_INLINE_ITEM = re.compile(r"^\((?:\d{1,2}|[a-z])\)$")
 _BULLET_CHARS = frozenset("•◦▪‣●○■□►")
 _CAPTION = re.compile(r"^(?:Table|Figure|Listing|Example)$")
 _CAPTION_NUMBER = re.compile(r"^[0-9A-Z]{1,2}(?:[.-]\d{1,3})*[.:]$")
 _TERMINAL = re.compile(r"[.!?][\"'”’)\]]*$")
 _OPENING = re.compile(r"^[\"'“‘(\[`]*[A-Z0-9]")
+# Prose may also open with a sum or an estimate: "$3.68 trillion was ...", "~90% accuracy ...".
+_PROSE_OPENING = re.compile(r"^[\"'“‘(\[`]*(?:[A-Z0-9]|[$€£~≈]\d)")
+# What a figure's share of a sentence may be: a quarter, or two fifths when plain lower-case
+# words make up two fifths of it (a table row has few).
+FIGURES = 0.25
+PROSE_FIGURES = 0.4
+PLAIN_SHARE = 0.4
+TERSE_PLAIN_WORDS = 3
+_STATISTIC = re.compile(r"^[-+(]*\d")
 _LEADERS = re.compile(r"(?:\.\s?){5,}")
 _ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9&/-]+$")
 _TITLE_WORD = re.compile(r"^[A-Z][a-z]+(?:-[a-z]+)*$")
@@ -287,6 +303,8 @@ def _sentence_end(word: str, following: str) -> bool:
         return False  # "(https://CRAN. R-project.org/package=boot)": a line break in a URL
     if not _OPENING.match(following):
         return bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
+    if re.fullmatch(r"(?:[A-Z]\.){2,}", word.lstrip("(\"'“‘")) and following not in _OPENERS:
+        return False  # "the U.S. Census Bureau": an initialism before a name
     # An initial before a name or another initial: "W. N. Venables, D. M. Smith".
     return not (
         re.fullmatch(r"[A-Z]\.", word)
@@ -302,6 +320,12 @@ def _is_section_number(words: list[str], i: int) -> bool:
     if i + 1 >= len(words):
         return False
     word, nxt = words[i], words[i + 1]
+    if word.count(".") - word.endswith(".") <= 1 and (
+        word.startswith("0.")
+        or (re.match(r"[a-z]", nxt) and _is_stop(nxt))
+        or _bare(nxt) in _MAGNITUDES
+    ):
+        return False  # "within 0.5 degrees", "1.5 to 2.0", "4.3 million children": figures
     if _SECTION_NUMBER.match(word):
         if re.match(r"[A-Z0-9\"“]", nxt):
             return True
@@ -309,7 +333,8 @@ def _is_section_number(words: list[str], i: int) -> bool:
             return False
         deep = word.count(".") - word.endswith(".") >= 2 or word[0].isalpha()
         return deep or _title_end(words, i + 1, short=True) <= i + 5
-    title = _TITLE_WORD.match(nxt) or _ALL_CAPS.match(nxt)
+    # "3 INSTALLATION", not "20 GB of disk space" nor "the December 17 ATH".
+    title = _TITLE_WORD.match(nxt) or (_ALL_CAPS.match(nxt) and len(nxt) >= 4)
     return bool(_CHAPTER_NUMBER.match(word) and title)
 
 
@@ -344,7 +369,13 @@ def _heading_starts(words: list[str], j: int) -> bool:
     if not _is_section_number(words, j):
         return False
     if _SECTION_NUMBER.match(word):
-        return not _is_stop(previous) or word.count(".") - word.endswith(".") >= 2
+        if word.count(".") - word.endswith(".") >= 2:
+            return True
+        if re.match(r"[a-z]", words[j + 1]):
+            # After a word, a figure or a version is the sentence's own: "across 9.8 million
+            # flights", "Windows Phone 8.1 introduced Cortana".
+            return not _WORDISH.match(previous)
+        return not _is_stop(previous)
     return not _PLAIN_WORD.match(previous)
 
 
@@ -370,20 +401,49 @@ def _inner_break(words: list[str]) -> int | None:
 
 
 def _prose(words: list[str]) -> bool:
-    """Reads as a sentence: starts like one, ends with terminal punctuation, mostly words with
-    at least one function word; few figures, no code operators ("m <- match.call(...)") and
-    no table cells. "... is as follows:" before code is not one: it promises what it lacks."""
-    if not _OPENING.match(words[0]) or not _TERMINAL.search(words[-1]):
+    """Reads as a sentence: starts like one, ends with terminal punctuation, mostly words, with
+    a function word or at least two plain lower-case words (a report's terse "Current 3D NAND
+    designs reach 236 layers." has no function word; a name list "Journal: Author." has no
+    plain word); few figures — more in a sentence of plain words ("A 2023 meta-analysis of 29
+    studies (1.5 million participants) confirmed 25% lower mortality.") — no code operators
+    ("m <- match.call(...)"; a statistic "d = 0.82" is not one) and no table cells. "... is
+    as follows:" before code is not one: it promises what it lacks."""
+    if not _PROSE_OPENING.match(words[0]) or not _TERMINAL.search(words[-1]):
         return False
+    n = len(words)
     wordish = sum(1 for w in words if _WORDISH.match(w))
+    plain = sum(1 for w in words if _PLAIN_WORD.match(w))
     numeric = [bool(_BARE_NUMBER.match(w)) for w in words]
+    operators = sum(
+        1 for k, w in enumerate(words) if _OPERATOR.match(w) and not _statistic(words, k)
+    )
+    figures = PROSE_FIGURES if plain >= PLAIN_SHARE * n else FIGURES
     return (
-        any(_is_stop(w) for w in words)
-        and wordish >= 0.6 * len(words)
-        and sum(1 for w in words if _NUMERIC.match(w)) <= 0.25 * len(words)
-        and sum(1 for w in words if _OPERATOR.match(w)) < 2
+        (any(_is_stop(w) for w in words) or _terse(words, plain))
+        and wordish >= 0.6 * n
+        and sum(1 for w in words if _NUMERIC.match(w)) <= figures * n
+        and operators < 2
         and not _table_run(numeric)
     )
+
+
+def _statistic(words: list[str], k: int) -> bool:
+    """``words[k]`` is the "=" of a reported statistic ("Cohen's d = 0.82", "p = 0.03",
+    "I-squared = 18%", "k = 2"), not an assignment in code ("type = 7", "x = f(y)")."""
+    if words[k] != "=" or k == 0 or k + 1 >= len(words):
+        return False
+    value = words[k + 1].rstrip(",;.)")
+    short_name = len(words[k - 1].lstrip("(")) <= 2
+    return bool(_STATISTIC.match(value)) and (short_name or "." in value or "%" in value)
+
+
+def _terse(words: list[str], plain: int) -> bool:
+    """A sentence without a function word, as reports and notes write them: a capitalised
+    word first and three plain lower-case words ("Current 3D NAND designs reach 236 layers.",
+    "PolicyKit provides required privileges."). A cross-reference ("See Also qr, svd.") or a
+    reference manual's argument line ("PetrolPrice petrol price.") is not one."""
+    first = words[0].lstrip("\"'“‘(")
+    return plain >= TERSE_PLAIN_WORDS and first[:1].isalpha() and first not in ("See", "Also")
 
 
 # A title block reads like this: "An Introduction to R Notes on R: A Programming Environment
@@ -483,8 +543,9 @@ class _Segmenter:
                 or i in self.block_starts
                 or (end in _END_CHARS and _sentence_end(previous, word))
                 # "... as follows: > fit <- lm(formula) For example ...": the code after the
-                # colon is not the start of the next sentence's prose.
-                or (end == ":" and _CODE_START.match(word))
+                # colon is not the start of the next sentence's prose; "(1)" after it is the
+                # sentence's own enumeration.
+                or (end == ":" and _CODE_START.match(word) and not _INLINE_ITEM.match(word))
             ):
                 cuts.append(i)
         cuts.append(len(self.words))

@@ -246,6 +246,58 @@ def test_a_reference_entry_keeps_its_term() -> None:
     ]
 
 
+def test_prose_with_figures_statistics_and_enumerations_stays_whole() -> None:
+    """Real manual text the segmenter used to break or drop: a figure read as a section
+    number ("Values of 2 to 4" split at "2 to"), a sentence without a function word, a
+    statistic's "=" taken for code, an enumeration after a colon taken for a list."""
+    nut = (
+        "The version numbers work like this: if the middle number is odd, it’s a development "
+        "tree, otherwise it is the stable tree. The past stable trees were 1.0, 1.2, 1.4, 2.0, "
+        "2.2 and 2.4, with the latest stable tree designated 2.6."
+    )  # NUT user manual, 2.13
+    rd = (
+        "m The power used the target for promax. Values of 2 to 4 are recommended. normalize "
+        "logical. Should Kaiser normalization be performed?"
+    )  # R reference manual, varimax
+    aic = "Only k = 2 gives the genuine AIC: k = log(n) is sometimes referred to as BIC or SBC."
+    debian = "9.11.2 Virtualization work flow Note Default Debian kernels support KVM since lenny."
+    pslatex = (
+        "The pslatex driver offers a special way of controlling text positioning: (a) If any "
+        "text string begins with ’{’, you also need to include a ’}’ at the end of the text. "
+        "(b) If the text string begins with ’[’, you need to continue it with a position."
+    )  # gnuplot
+    assert sentences_of(nut) == [nut[: nut.index(" The past")], nut[nut.index("The past") :]]
+    assert "Values of 2 to 4 are recommended." in sentences_of(rd)
+    assert sentences_of(aic) == [aic]
+    assert sentences_of(debian) == ["Default Debian kernels support KVM since lenny."]
+    assert sentences_of(pslatex) == [
+        pslatex[: pslatex.index(" (b)")],
+        "If the text string begins with ’[’, you need to continue it with a position.",
+    ]
+    # The same in a report's prose: quantities, "U.S." before a name, terse notes, sums.
+    for text in (
+        "Airlines achieved a 99.97% safe departure rate across 9.8 million commercial flights.",
+        "Sea surface temperatures were 1.5 to 2.0 degrees Celsius above the February average.",
+        "The U.S. Department of Education reports the loan portfolio at $1.61 trillion.",
+        "Local jurisdictions may impose additional protections.",
+        "A 2023 meta-analysis of 29 studies (1.5 million participants) confirmed 25% lower "
+        "cardiovascular mortality.",
+        "Effect sizes for CBT (Cohen's d = 0.82) were robust (I-squared = 18%).",
+        "CRISPR-Cas9 works in three steps: (1) guide RNA is designed to match target DNA, (2) "
+        "Cas9 cuts both strands, (3) the cell repairs the cut.",
+        "~90% accuracy at targeted sites, though off-target edits remain a concern.",
+    ):
+        assert sentences_of(text) == [text]
+    # Still not prose: a cross-reference, an argument line, code with assignments, a row.
+    for text in (
+        "See Also qr, svd.",
+        "PetrolPrice petrol price.",
+        "Usage IQR(x, na.rm = FALSE, type = 7) Arguments x numeric.",
+        "Q1 45.2 38.1 Q2 52.3 40.7 Q3 49.8 39.2.",
+    ):
+        assert sentences_of(text) == []
+
+
 def test_sentences_cut_by_a_chunk_boundary_are_fragments() -> None:
     text = (
         "in Austria can be found at the URL of the mirror. The mirrors are listed on the "
