@@ -27,16 +27,21 @@ import multiprocessing
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench.manual_abstain import right as manual_right
+from bench.manual_abstain import workspace as manual_workspace
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
 from ingest.isolate import die_with_parent
 from masis_core import judgement
+from masis_core.config import Settings
 from masis_core.judgement import (
     ANSWER_FEATURES,
     DISPUTE_FEATURES,
@@ -44,11 +49,33 @@ from masis_core.judgement import (
     MODES,
     reliability,
 )
+from masis_core.runs import RunService
+from masis_core.services import Workbench
+from masis_core.text import markers
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a
 # rare mode counts as much as a common one) or the plain accuracy ("overall").
 OBJECTIVE = "balanced"
 DEFAULT_CASES = Path("../shared/eval/fitzgov-dev/governance_cases.jsonl")
+# Drafts drawn from documents — passages of this many words on average, as the ingest's
+# chunks are (~200 words; 97% of the development cases' passages are shorter) — get the
+# document model, fitted on questions over the real manuals of fetch-pdf-corpus.sh.
+DOCUMENT_WORDS = 150.0
+# The development model's log-odds ("answer_logit") is left out: on the manual drafts its
+# weight came out negative once these are in (it rates every on-topic passage ~0.99).
+DOCUMENT_FEATURES = (
+    "lead_coverage",
+    "how_to",
+    "asks_for_code",
+    "asks_definition",
+    "head_missing_cited",
+    "asked_missing_cited",
+)
+MANUAL_QUESTIONS = [
+    Path("bench/data/manual-answerable.json"),
+    Path("bench/data/manual-unanswerable.json"),
+    Path("bench/data/manual-howto.json"),
+]
 
 
 EVIDENCE_KEYS = (
@@ -56,6 +83,7 @@ EVIDENCE_KEYS = (
     "doc_id",
     "filename",
     "page_start",
+    "page_end",
     "text",
     "score",
     "coverage",
@@ -63,18 +91,10 @@ EVIDENCE_KEYS = (
 )
 
 
-def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[dict[str, Any]]:
-    """Run each case once (no retries) and keep what the critic was given: the features are
-    recomputed from it at every refit, so a change of a feature needs no new runs. With
-    ``workers`` > 1 the cases are split over that many processes."""
-    if workers > 1:
-        shards = [cases[k::workers] for k in range(workers)]
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            done = list(pool.map(collect, shards, [engine] * workers))
-        return [done[n % workers][n // workers] for n in range(len(cases))]
+@contextmanager
+def recording_judge() -> Iterator[list[dict[str, Any]]]:
+    """Every draft the critic judges while inside, with what it was given: the features are
+    recomputed from it at every refit, so a change of a feature needs no new runs."""
     seen: list[dict[str, Any]] = []
     original = judgement.judge
 
@@ -90,8 +110,25 @@ def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[
         return original(question, answer, evidence, **kw)
 
     judgement.judge = recording  # type: ignore[assignment]
-    rows = []
     try:
+        yield seen
+    finally:
+        judgement.judge = original  # type: ignore[assignment]
+
+
+def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[dict[str, Any]]:
+    """Run each case once (no retries) and keep what the critic was given. With ``workers``
+    > 1 the cases are split over that many processes."""
+    if workers > 1:
+        shards = [cases[k::workers] for k in range(workers)]
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
+            done = list(pool.map(collect, shards, [engine] * workers))
+        return [done[n % workers][n // workers] for n in range(len(cases))]
+    rows = []
+    with recording_judge() as seen:
         for case, rec in governance_runs(cases, engine=engine, max_retries=0, progress=sys.stderr):
             rows.append(
                 {
@@ -103,8 +140,45 @@ def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[
                 }
             )
             seen.clear()
-    finally:
-        judgement.judge = original  # type: ignore[assignment]
+    return rows
+
+
+def collect_manuals(pdfs: Path, data_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
+    """Each manual question asked once (no retries) in the manuals' workspace; the draft the
+    critic judged is labelled "answer" when it is right (``manual_abstain.right``: it cites
+    the gold page, or holds a term of the answer) and "abstain" otherwise."""
+    bench = Workbench(Settings.local(data_dir, provider="offline", embed_model="wordllama"))
+    ws_id = manual_workspace(bench, pdfs)
+    researcher = RunService(bench)
+    rows = []
+    with recording_judge() as seen:
+        for path in files:
+            for n, q in enumerate(json.loads(path.read_text())):
+                rec = researcher.ask(ws_id, q["question"], engine="offline", max_retries=0)
+                draft = seen[0] if seen else None
+                ok = False
+                if draft is not None:
+                    ev = draft["evidence"]
+                    cited = [ev[m - 1] for m in markers(draft["answer"]) if 1 <= m <= len(ev)]
+                    pages = [
+                        (
+                            str(e.get("filename") or ""),
+                            int(e.get("page_start") or 0),
+                            int(e.get("page_end") or e.get("page_start") or 0),
+                        )
+                        for e in cited
+                    ]
+                    ok = manual_right(q, draft["answer"], pages)
+                rows.append(
+                    {
+                        "id": f"{path.stem}-{n}",
+                        "category": "manual",
+                        "expected": "answer" if ok else "abstain",
+                        "stopped": None if seen else classify(rec),
+                        "judged": draft,
+                    }
+                )
+                seen.clear()
     return rows
 
 
@@ -259,6 +333,59 @@ def cross_validate(
     return scores(rows, probs, models)
 
 
+def document_rows(params: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The judged drafts drawn from documents, with the development model's log-odds."""
+    base = {k: v for k, v in params.items() if k != "documents"}
+    out = []
+    for r in rows:
+        f = r["features"]
+        if f is None or not f.get("answered") or f.get("passage_words", 0.0) < DOCUMENT_WORDS:
+            continue
+        p = judgement.probabilities(f, base)["answer"]
+        out.append({**r, "features": {**f, "answer_logit": judgement.logit(p)}})
+    return out
+
+
+def _summary(pairs: list[tuple[float, bool]]) -> dict[str, Any]:
+    """What a probability is worth on manual questions: its mean against the share right,
+    its calibration error, and what the 0.65 bar lets through."""
+    through = [ok for p, ok in pairs if p >= LOW_CONFIDENCE]
+    return {
+        "questions": len(pairs),
+        "mean_probability": round(float(np.mean([p for p, _ in pairs])), 3) if pairs else None,
+        "right": round(float(np.mean([ok for _, ok in pairs])), 3) if pairs else None,
+        "ece": reliability(pairs)["ece"],
+        "answered": round(len(through) / len(pairs), 3) if pairs else None,
+        "right_when_answered": round(float(np.mean(through)), 3) if through else None,
+    }
+
+
+def fit_documents(
+    params: dict[str, Any], rows: list[dict[str, Any]], c: float, folds: int, seed: int
+) -> dict[str, Any]:
+    """The document model: the development model's log-odds and the question's form, refitted
+    on drafts over real manuals, with k-fold held-out figures beside the development model's
+    own on the same drafts."""
+    from sklearn.model_selection import StratifiedKFold
+
+    docs = document_rows(params, rows)
+    names = list(DOCUMENT_FEATURES)
+    y = np.array([r["expected"] == "answer" for r in docs])
+    held = np.zeros(len(docs))
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(np.zeros(len(docs)), y):
+        model = _logistic([docs[i] for i in train], names, y[train], c)
+        for i in test:
+            held[i] = judgement.model_probability(model, docs[i]["features"])
+    before = [judgement._sigmoid(r["features"]["answer_logit"]) for r in docs]
+    return {
+        **_logistic(docs, names, y, c),
+        "min_words": DOCUMENT_WORDS,
+        "development_model": _summary(list(zip(before, y.tolist(), strict=True))),
+        "held_out": _summary(list(zip(held.tolist(), y.tolist(), strict=True))),
+    }
+
+
 def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float] | None:
     """Weights of the LLM critic's opinion, when the runs recorded one (Ollama mode)."""
     from sklearn.linear_model import LogisticRegression
@@ -294,6 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 regularisation strength")
     ap.add_argument("--drop", nargs="*", default=[], help="features to leave out")
     ap.add_argument("--write", action="store_true", help="store the model in the repo")
+    ap.add_argument("--manuals", type=Path, default=None, help="data dir of the manuals' workspace")
+    ap.add_argument("--pdfs", type=Path, default=Path(".pdf-corpus/manuals"))
+    ap.add_argument("--manual-questions", type=Path, nargs="*", default=MANUAL_QUESTIONS)
+    ap.add_argument("--manual-cache", type=Path, default=None, help="JSON lines of manual drafts")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -311,6 +442,25 @@ def main(argv: list[str] | None = None) -> int:
     held_out = cross_validate(rows, names, args.c, args.folds, args.seed)
     stack = fit_llm_stack(rows, params)
     params["llm"] = stack or {"a": 1.0, "b": 0.5, "c": 0.0, "fitted": False}
+    if args.manual_cache and args.manual_cache.exists():
+        manual = [json.loads(line) for line in args.manual_cache.read_text().splitlines() if line]
+    elif args.manuals:
+        args.manuals.mkdir(parents=True, exist_ok=True)
+        manual = collect_manuals(args.pdfs, args.manuals, args.manual_questions)
+        if args.manual_cache:
+            args.manual_cache.write_text("".join(json.dumps(r) + "\n" for r in manual))
+    else:
+        manual = []
+        if args.write:
+            print(
+                "--write needs the manuals too (--manuals DIR or --manual-cache F): the "
+                "document model is fitted on the development model just refitted",
+                file=sys.stderr,
+            )
+            return 2
+    if manual:
+        manual = with_features(manual)
+        params["documents"] = fit_documents(params, manual, args.c, args.folds, args.seed)
     params["provenance"] = {
         "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
         "cases": len(rows),
@@ -325,7 +475,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"in sample : {inside}")
     print(f"held out  : {held_out} ({args.folds} folds)")
     print(f"dispute threshold {params['dispute_threshold']}; llm stack {params['llm']}")
-    for m in ("answer", "dispute"):
+    if "documents" in params:
+        docs = params["documents"]
+        print(f"documents ({docs['held_out']['questions']} manual drafts):")
+        print(f"  development model: {docs['development_model']}")
+        print(f"  document model, held out: {docs['held_out']}")
+    for m in ("answer", "dispute", "documents"):
+        if m not in params:
+            continue
         weights = zip(params[m]["features"], params[m]["coef"], strict=True)
         top = sorted(weights, key=lambda kv: -abs(kv[1]))[:8]
         print(f"  {m:>8}: " + ", ".join(f"{n} {w:+.2f}" for n, w in top))

@@ -1,15 +1,20 @@
-"""Abstain rate on real manuals: on-topic questions the documents cannot answer.
+"""Answers and abstentions on real manuals, and whether the confidence means what it says.
 
     python -m bench.manual_abstain [--pdfs .pdf-corpus/manuals] \
         [--questions bench/data/manual-unanswerable.json] \
-        [--answerable bench/data/manual-answerable.json] [--data-dir /tmp/manuals-ws] [--json]
+        [--answerable bench/data/manual-answerable.json] \
+        [--howto bench/data/manual-howto.json bench/data/manual-howto-validation.json] \
+        [--data-dir /tmp/manuals-ws] [--json]
 
 The manuals are ingested once into one workspace (kept in ``--data-dir`` when given, so a
 second run skips the ingest); each question is asked through the whole offline graph, and
 the run's outcome is classified as in ``eval governance``. The unanswerable questions (each
 names the manual whose topic it is about, which does not hold what is asked) should end in a
-review (abstain); with ``--answerable``, questions the manuals do answer show the other side:
-how many still get a cited answer.
+review (abstain). The answerable ones name the page that answers them (``gold_page``: the
+answer is right when it cites it); the how-to sets were written as a user asks, without the
+page at hand, and name what a right answer contains (``answer_terms``, regular expressions:
+"read\\.fwf", "dpkg -S"). Calibration pairs each run's confidence with whether its answer
+was right.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -43,6 +49,29 @@ def workspace(bench: Workbench, pdfs: Path) -> str:
     return ws.id
 
 
+def right(q: dict[str, Any], answer: str, cited_pages: list[tuple[str, int, int]]) -> bool:
+    """Whether an answer to a manual question is right: it cites the gold page (or the page
+    after it, as ``eval pages`` counts) or holds one of the answer's terms; an answer to an
+    unanswerable question never is. ``cited_pages`` are (file, first page, last page)."""
+    if "answer_terms" in q:
+        return any(re.search(t, answer, re.I) for t in q["answer_terms"])
+    if "gold_page" in q:
+        gold = int(q["gold_page"])
+        return any(
+            f == q["doc"] and (lo <= gold <= hi or lo <= gold + 1 <= hi)
+            for f, lo, hi in cited_pages
+        )
+    return False
+
+
+def record_pages(citations: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    out = []
+    for c in citations:
+        lo = int(c.get("page") or 0)
+        out.append((str(c.get("filename") or ""), lo, int(c.get("page_end") or lo)))
+    return out
+
+
 def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]]) -> list[dict]:
     rows = []
     for q in questions:
@@ -52,6 +81,7 @@ def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]])
                 **q,
                 "got": classify(rec),
                 "confidence": rec.confidence,
+                "right": right(q, rec.answer or "", record_pages(rec.citations or [])),
                 "review": (rec.hitl or {}).get("kind"),
             }
         )
@@ -66,22 +96,26 @@ def measure(pdfs: Path, files: dict[str, Path], data_dir: Path) -> dict[str, Any
     for name, path in files.items():
         rows = ask_all(researcher, ws_id, json.loads(path.read_text()))
         abstained = sum(r["got"] == "abstain" for r in rows)
-        answered = sum(r["got"] == "answer" for r in rows)
+        answered = [r for r in rows if r["got"] == "answer"]
         report[name] = {
             "questions": len(rows),
             "abstained": round(abstained / len(rows), 3) if rows else None,
-            "answered": round(answered / len(rows), 3) if rows else None,
+            "answered": round(len(answered) / len(rows), 3) if rows else None,
+            "right": round(sum(r["right"] for r in rows) / len(rows), 3) if rows else None,
+            "right_when_answered": (
+                round(sum(r["right"] for r in answered) / len(answered), 3) if answered else None
+            ),
             "rows": rows,
         }
-    # Does the confidence mean on real manuals what it means on the development cases? The
-    # right call is an answer for the answerable questions, an abstention for the others.
+    # Does the confidence mean on real manuals what it means on the development cases? Each
+    # run's confidence against whether its answer was right (never, for the unanswerable).
     judged = [
-        (float(r["confidence"]), name == "answerable", r["got"] == "answer")
-        for name, part in report.items()
+        (float(r["confidence"]), bool(r["right"]), r["got"] == "answer")
+        for part in report.values()
         for r in part["rows"]
         if r["confidence"] is not None
     ]
-    if "answerable" in report:
+    if len(files) > 1:
         report["calibration"] = reliability([(c, ok) for c, ok, _ in judged])
         report["calibration_answered"] = reliability([(c, ok) for c, ok, said in judged if said])
     return report
@@ -92,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pdfs", type=Path, default=Path(".pdf-corpus/manuals"))
     ap.add_argument("--questions", type=Path, default=Path("bench/data/manual-unanswerable.json"))
     ap.add_argument("--answerable", type=Path, default=None)
+    ap.add_argument("--howto", type=Path, nargs="*", default=[], help="sets with answer_terms")
     ap.add_argument("--data-dir", type=Path, default=None, help="keep the ingested manuals here")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -100,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     files = {"unanswerable": args.questions}
     if args.answerable:
         files["answerable"] = args.answerable
+    for path in args.howto:
+        files[path.stem] = path
     if args.data_dir:
         args.data_dir.mkdir(parents=True, exist_ok=True)
         report = measure(args.pdfs, files, args.data_dir)
@@ -112,18 +149,21 @@ def main(argv: list[str] | None = None) -> int:
     calibration = report.pop("calibration", None)
     answered = report.pop("calibration_answered", None)
     for name, part in report.items():
+        when = part["right_when_answered"]
         print(
             f"{name}: {part['questions']} questions, abstained {part['abstained']:.0%}, "
-            f"answered {part['answered']:.0%}"
+            f"answered {part['answered']:.0%}, right {part['right']:.0%}"
+            + ("" if when is None else f" ({when:.0%} of the answered)")
         )
         for r in part["rows"]:
             conf = "—" if r["confidence"] is None else f"{r['confidence']:.2f}"
-            print(f"  {r['got']:>8} {conf:>5}  {r['doc']}: {r['question']}")
+            mark = "right" if r["right"] else "     "
+            print(f"  {r['got']:>8} {conf:>5} {mark}  {r['doc']}: {r['question']}")
     if calibration is not None and answered is not None:
         print(
-            f"calibration (answerable = an answer is right, unanswerable = it is not): "
-            f"ECE {calibration['ece']} over {calibration['count']} judged questions, "
-            f"{answered['ece']} over the {answered['count']} answered"
+            f"calibration (confidence against a right answer): ECE {calibration['ece']} over "
+            f"{calibration['count']} judged questions, {answered['ece']} over the "
+            f"{answered['count']} answered"
         )
         print("\n".join(format_reliability(calibration)))
     return 0

@@ -36,6 +36,7 @@ import numpy as np
 
 from masis_core.state import Evidence
 from masis_core.text import (
+    claims,
     content_stems,
     defang,
     markers,
@@ -96,6 +97,17 @@ _YES_NO_Q = re.compile(
     r"^\s*(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have|had|must|may)\b",
     re.I,
 )
+# The question's form, for answers drawn from documents (see ``probabilities``): a how-to
+# question, one asking for a command, function or file, and one asking what something is or
+# does. On user-phrased manual questions these were answered right less often than the
+# factual ones (bench/data/manual-howto.json).
+_HOW_TO_Q = re.compile(r"^\s*how\s+(?:do|can|should|would|to)\b", re.I)
+_CODE_Q = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+)?(?:command|function|method|file|option|program|package"
+    r"|variable|setting|directive|utility|tool|flag|class|module|argument|parameter)s?\b",
+    re.I,
+)
+_DEFINITION_Q = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
 _NUMBER_WORDS = (
     r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
     r"|hundred|thousand|million|billion|dozen|half|twice|double|triple"
@@ -608,8 +620,18 @@ def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, 
     verdicts = [valence(_on_topic(t, wanted)) for t in by_doc.values()]
     focus_stems = set().union(*(content_stems(t) for t in by_doc.values())) if by_doc else set()
     focus_names = {n.lower() for t in by_doc.values() for n in names(" " + t)}
+    lead = claims(" ".join(answer.split())) if said else []
     return {
         "answered": float(bool(said)),
+        # The answer's first sentence on the question: in a document library every retrieved
+        # passage shares the question's words, and the lead is what the analyst reads first.
+        "lead_coverage": (
+            _share(wanted, content_stems(strip_markers(lead[0]))) if lead and wanted else 0.0
+        ),
+        "passage_words": (sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0),
+        "how_to": float(bool(_HOW_TO_Q.search(question))),
+        "asks_for_code": float(bool(_CODE_Q.search(question))),
+        "asks_definition": float(bool(_DEFINITION_Q.search(question))),
         "answer_coverage": _share(wanted, content_stems(said)) if said else 0.0,
         "best_passage_coverage": max((_share(wanted, s) for s in passage_stems), default=0.0),
         "evidence_coverage": _share(wanted, set().union(*passage_stems)) if evidence else 0.0,
@@ -744,7 +766,12 @@ def probabilities(
     The dispute model sees only how the sources stand (stances, figures, negation, words of
     disagreement, attributed opinions, the question's yes/no form); the answer model is fitted
     on the drafts with no conflict reported, so its probability is the one the supervisor
-    acts on: among drafts that reach the 0.65 bar, the share that should have been answered."""
+    acts on: among drafts that reach the 0.65 bar, the share that should have been answered.
+
+    Drawn from documents (passages of ``min_words`` words and more: a PDF's chunks, not the
+    development cases' short snippets), that probability is refitted on questions over real
+    manuals (``p["documents"]``): there every passage shares the question's words, and the
+    development model said 99% for answers that were right half the time."""
     p = params or load_params()
     answer = model_probability(p["answer"], feats)
     if feats.get("asked_missing_cited") and "asked_missing_rate" in p:
@@ -753,6 +780,8 @@ def probabilities(
         # words match. The fitted rate keeps this a probability (how often such drafts were
         # right on the development cases), not a flat zero.
         answer = min(answer, p["asked_missing_rate"])
+    if "documents" in p and feats.get("passage_words", 0.0) >= p["documents"]["min_words"]:
+        answer = model_probability(p["documents"], {**feats, "answer_logit": logit(answer)})
     return {
         "answer": answer,
         "abstain": 1.0 - answer,

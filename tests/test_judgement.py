@@ -194,9 +194,9 @@ def test_llm_opinion_moves_the_probability() -> None:
 def test_shipped_parameters_match_the_features() -> None:
     params = json.loads(judgement.PARAMS_PATH.read_text())
     names = set(features("q", "", []))
-    for model in ("answer", "dispute"):
+    for model in ("answer", "dispute", "documents"):
         m = params[model]
-        assert set(m["features"]) <= names
+        assert set(m["features"]) <= names | {"answer_logit"}
         assert len(m["coef"]) == len(m["mean"]) == len(m["scale"]) == len(m["features"])
     # The dispute model looks only at how the sources stand, never at coverage.
     assert set(params["dispute"]["features"]) <= set(judgement.DISPUTE_FEATURES)
@@ -204,6 +204,73 @@ def test_shipped_parameters_match_the_features() -> None:
     p = judgement.probabilities(features("How do I install R?", "R [1]", [ev(1, R_INSTALL)]))
     assert p["answer"] + p["abstain"] == pytest.approx(1.0)
     assert 0.0 <= p["dispute"] <= 1.0
+
+
+# A ~150-word chunk of NUT's user manual (page 58), as the ingest cuts a PDF page.
+NUT_LISTEN = (
+    "Bind a listening port to the interface specified by its Internet address. This may be "
+    "useful on hosts with multiple interfaces. You should not rely exclusively on this for "
+    "security, as it can be subverted on many systems. Listen on TCP port port instead of the "
+    "default value which was compiled into the code. This overrides any value you may have set "
+    "with configure --with-port. If you don’t change it with configure or this value, upsd will "
+    "listen on port 3493 for this interface. Multiple LISTEN addresses may be specified. The "
+    "default is to bind to 127.0.0.1 if no LISTEN addresses are specified (and ::1 if IPv6 "
+    "support is compiled in). This parameter will only be read at startup. You’ll need to "
+    "restart (rather than reload) upsd to apply any changes made here. NUT has its own "
+    "official IANA port: 3493/tcp. The upsd daemon answers the clients' queries on it, and "
+    "upsmon on every secondary system connects to it to learn the state of the UPS. Firewalls "
+    "between the systems must let this port through."
+)
+
+
+def test_answers_drawn_from_documents_get_the_document_model() -> None:
+    """Over a manual's chunks every passage shares the question's words: the development
+    model said 99% for user-phrased manual questions that were answered right half the time
+    (``bench.manual_abstain --howto``). There, the document model fitted on manual questions
+    gives the probability; short passages keep the development model."""
+    params = judgement.load_params()
+    docs = params["documents"]
+    q = "How do I make upsd listen on another port?"
+    answer = (
+        "Listen on TCP port port instead of the default value which was compiled into the "
+        "code. [1] This overrides any value you may have set with configure --with-port. [1]"
+    )
+    long_feats = features(q, answer, [ev(1, NUT_LISTEN)])
+    short = NUT_LISTEN[: NUT_LISTEN.index(" This overrides") + 1]
+    short_feats = features(q, answer, [ev(1, short)])
+    assert long_feats["passage_words"] >= docs["min_words"] > short_feats["passage_words"]
+    assert long_feats["how_to"] == 1.0 and long_feats["lead_coverage"] > 0
+    on_documents = judgement.probabilities(long_feats)["answer"]
+    assert on_documents == pytest.approx(judgement.model_probability(docs, long_feats))
+    assert judgement.probabilities(short_feats)["answer"] == pytest.approx(
+        judgement.model_probability(params["answer"], short_feats)
+    )
+    # The same draft is not rated like a snippet written for the question.
+    assert on_documents < judgement.model_probability(params["answer"], long_feats)
+    # What is asked (a count of hours) is in no sentence of the answer: not confident there.
+    q = "How many hours does upsd take to apply a new LISTEN address?"
+    feats = features(q, answer, [ev(1, NUT_LISTEN)])
+    assert feats["asked_missing_cited"] == 1.0
+    assert judgement.probabilities(feats)["answer"] < LOW_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    ("question", "form"),
+    [
+        ("How do I save a gnuplot plot as a PNG image?", "how_to"),
+        ("How can R read data from an Excel spreadsheet?", "how_to"),
+        ("Which command shows the kernel messages on Debian?", "asks_for_code"),
+        ("What function reads a fixed-width format file?", "asks_for_code"),
+        ("What does the upsc command do?", "asks_definition"),
+        ("What is a table in PyTables?", "asks_definition"),
+        ("How many datasets are supplied with R?", None),
+        ("When were NUT variables renamed?", None),
+    ],
+)
+def test_the_question_form_is_read(question: str, form: str | None) -> None:
+    feats = features(question, "", [])
+    forms = {f for f in ("how_to", "asks_for_code", "asks_definition") if feats[f]}
+    assert forms == ({form} if form else set())
 
 
 def test_reliability_bins_and_ece() -> None:
