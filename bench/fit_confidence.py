@@ -451,10 +451,15 @@ def main(argv: list[str] | None = None) -> int:
             args.manual_cache.write_text("".join(json.dumps(r) + "\n" for r in manual))
     else:
         manual = []
-        if args.write:
+        shipped = judgement.load_params().get("documents")
+        if shipped is not None and "answer_logit" not in shipped["features"]:
+            # It reads features only, not the development model: kept as shipped.
+            params["documents"] = shipped
+            print("document model kept as shipped (refit it with --manuals DIR)")
+        elif args.write:
             print(
-                "--write needs the manuals too (--manuals DIR or --manual-cache F): the "
-                "document model is fitted on the development model just refitted",
+                "--write needs the manuals (--manuals DIR or --manual-cache F) to refit the "
+                "document model on the development model just refitted",
                 file=sys.stderr,
             )
             return 2
