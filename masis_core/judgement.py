@@ -529,6 +529,9 @@ class Judgement:
     features: dict[str, float]
     probabilities: dict[str, float]
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    # Which fitted model gave the probability: "development" or "documents" (the trace shows
+    # it, so the analyst can tell a snippet's calibration from a library's).
+    model: str = "development"
 
     @property
     def confidence(self) -> float:
@@ -757,6 +760,15 @@ def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
     return _sigmoid(float(np.dot(model["coef"], z) + model["intercept"]))
 
 
+def confidence_model(feats: dict[str, float], params: dict[str, Any]) -> str:
+    """ "documents" for a draft drawn from document chunks (see ``probabilities``), else
+    "development"."""
+    docs = params.get("documents")
+    if docs is not None and feats.get("passage_words", 0.0) >= docs["min_words"]:
+        return "documents"
+    return "development"
+
+
 def probabilities(
     feats: dict[str, float], params: dict[str, Any] | None = None
 ) -> dict[str, float]:
@@ -780,7 +792,7 @@ def probabilities(
         # words match. The fitted rate keeps this a probability (how often such drafts were
         # right on the development cases), not a flat zero.
         answer = min(answer, p["asked_missing_rate"])
-    if "documents" in p and feats.get("passage_words", 0.0) >= p["documents"]["min_words"]:
+    if confidence_model(feats, p) == "documents":
         answer = model_probability(p["documents"], {**feats, "answer_logit": logit(answer)})
     return {
         "answer": answer,
@@ -899,7 +911,7 @@ def judge(
     conflicts = (
         name_conflict(question, in_focus(answer, evidence)) if disputed(feats, probs, p) else []
     )
-    return Judgement(feats, probs, conflicts)
+    return Judgement(feats, probs, conflicts, confidence_model(feats, p))
 
 
 # -- calibration -------------------------------------------------------------------------------

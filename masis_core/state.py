@@ -59,6 +59,7 @@ class Critique(TypedDict, total=False):
     hallucination: bool
     conflicts: list[dict[str, Any]]  # {topic, sources: [{doc_id, filename, page, text}]}
     recommend_retry: bool
+    confidence_model: str  # "development" or "documents" (judgement.confidence_model)
 
 
 class HitlPayload(TypedDict, total=False):

@@ -247,6 +247,12 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     )
     # The same draft is not rated like a snippet written for the question.
     assert on_documents < judgement.model_probability(params["answer"], long_feats)
+    # ... and the critic says which model spoke.
+    assert judgement.judge(q, answer, [ev(1, NUT_LISTEN)]).model == "documents"
+    assert judgement.judge(q, answer, [ev(1, short)]).model == "development"
+    critique = offline.critique(q, answer, [ev(1, NUT_LISTEN)])
+    assert critique["confidence_model"] == "documents"
+    assert critique["confidence"] == pytest.approx(on_documents, abs=1e-3)
     # What is asked (a count of hours) is in no sentence of the answer: not confident there.
     q = "How many hours does upsd take to apply a new LISTEN address?"
     feats = features(q, answer, [ev(1, NUT_LISTEN)])

@@ -73,4 +73,5 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
         hallucination=False,
         conflicts=verdict.conflicts,
         recommend_retry=confidence < judgement.LOW_CONFIDENCE,
+        confidence_model=verdict.model,
     )

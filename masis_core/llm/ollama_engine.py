@@ -246,5 +246,6 @@ class OllamaEngine:
             hallucination=bool(review.hallucination),
             conflicts=(named or verdict.conflicts) if verdict.conflicts else [],
             recommend_retry=confidence < judgement.LOW_CONFIDENCE,
+            confidence_model=verdict.model,
         )
         return StepResult(value, calls=calls)

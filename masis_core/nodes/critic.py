@@ -24,6 +24,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "node": "critic",
         "engine": ctx.engine.name,
         "confidence": critique.get("confidence"),
+        "confidence_model": critique.get("confidence_model"),
         "logical_gaps": critique.get("logical_gaps", []),
         "unsupported_claims": critique.get("unsupported_claims", []),
         "conflicts": len(critique.get("conflicts", [])),
