@@ -20,6 +20,7 @@ import logging
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
     from masis_core.config import Settings
 
 log = logging.getLogger(__name__)
+
+# How long a SQLite connection waits for another process's lock.
+BUSY_TIMEOUT_S = 30.0
+WAL_RETRY_S = 0.05
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -241,17 +246,38 @@ class SqliteDatabase(Database):
     def __init__(self, path: Path) -> None:
         self.path = path
         self._readers = threading.local()  # per thread: a long-lived connection for read_one
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._use_wal()
         self.ensure_schema()
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL once (the mode is kept in the file). Switching needs the
+        file to itself, and SQLite answers "database is locked" at once instead of waiting
+        out the busy time-out: two processes opening a new data dir together (two analysts'
+        ingests) lost the race about one run in fifty. The loser tries again."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                log.debug("%s is locked while switching it to WAL; trying again", self.path)
+                time.sleep(WAL_RETRY_S)
+            finally:
+                conn.close()
 
     def describe(self) -> str:
         return str(self.path)
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
-        conn = sqlite3.connect(self.path, timeout=30)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
         try:
             with conn:
                 yield Connection(conn, False, sqlite3.IntegrityError)
@@ -263,7 +289,7 @@ class SqliteDatabase(Database):
         hybrid retrieval at 100,000 chunks (bench/retrieval_latency.py)."""
         conn = getattr(self._readers, "conn", None)
         if conn is None:
-            conn = self._readers.conn = sqlite3.connect(self.path, timeout=30)
+            conn = self._readers.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
             conn.row_factory = sqlite3.Row
         return conn.execute(sql, tuple(args)).fetchone()
 
@@ -282,7 +308,9 @@ class SqliteDatabase(Database):
     def checkpointer(self) -> BaseCheckpointSaver[Any]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        return SqliteSaver(sqlite3.connect(self.path, check_same_thread=False, timeout=30))
+        return SqliteSaver(
+            sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+        )
 
 
 class PgRow:

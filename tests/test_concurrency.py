@@ -92,3 +92,59 @@ def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
         rec = json.loads(out)
         assert rec["status"] != "failed"
         assert rec["citations"] and all(c["filename"].startswith(ws_id) for c in rec["citations"])
+
+
+def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
+    tmp_path: Path,
+) -> None:
+    """Switching a SQLite file to WAL needs it to itself, and SQLite says "database is locked"
+    at once rather than waiting: two ingests started together on a new data dir failed one
+    run in fifty. Here another connection holds the write lock; opening the database must
+    wait for it (we release it only once the opener has met the lock), not fail."""
+    import logging
+    import sqlite3
+
+    from masis_core.db import SqliteDatabase
+
+    path = tmp_path / "masis.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE elsewhere (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO elsewhere VALUES (1)")
+
+    met_the_lock = threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "locked while switching" in record.getMessage():
+                met_the_lock.set()
+
+    logger = logging.getLogger("masis_core.db")
+    handler, level = Watch(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    outcome: dict[str, object] = {}
+
+    def open_it() -> None:
+        try:
+            outcome["db"] = SqliteDatabase(path)
+        except Exception as exc:  # the failure under test
+            outcome["error"] = exc
+            met_the_lock.set()
+
+    opener = threading.Thread(target=open_it)
+    try:
+        opener.start()
+        assert met_the_lock.wait(timeout=60)
+        assert "error" not in outcome, outcome.get("error")
+        other.execute("COMMIT")
+        opener.join(timeout=60)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        other.close()
+    assert "error" not in outcome, outcome.get("error")
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert check.execute("SELECT x FROM elsewhere").fetchall() == [(1,)]
+    check.close()
