@@ -61,8 +61,8 @@ DEFAULT_CASES = Path("../shared/eval/fitzgov-dev/governance_cases.jsonl")
 # chunks are (~200 words; 97% of the development cases' passages are shorter) — get the
 # document model, fitted on questions over the real manuals of fetch-pdf-corpus.sh.
 DOCUMENT_WORDS = 150.0
-# The development model's log-odds ("answer_logit") is left out: on the manual drafts its
-# weight came out negative once these are in (it rates every on-topic passage ~0.99).
+# The development model's probability is not among them: on the manual drafts its weight came
+# out negative once these were in (it rates every on-topic passage ~0.99).
 DOCUMENT_FEATURES = (
     "lead_coverage",
     "how_to",
@@ -159,16 +159,11 @@ def collect_manuals(pdfs: Path, data_dir: Path, files: list[Path]) -> list[dict[
                 ok = False
                 if draft is not None:
                     ev = draft["evidence"]
-                    cited = [ev[m - 1] for m in markers(draft["answer"]) if 1 <= m <= len(ev)]
-                    pages = [
-                        (
-                            str(e.get("filename") or ""),
-                            int(e.get("page_start") or 0),
-                            int(e.get("page_end") or e.get("page_start") or 0),
-                        )
-                        for e in cited
+                    cited = [
+                        {**e, "page": e.get("page_start")}  # as a run's citation reads
+                        for e in (ev[m - 1] for m in markers(draft["answer"]) if 1 <= m <= len(ev))
                     ]
-                    ok = manual_right(q, draft["answer"], pages)
+                    ok = manual_right(q, draft["answer"], cited)
                 rows.append(
                     {
                         "id": f"{path.stem}-{n}",
@@ -334,16 +329,16 @@ def cross_validate(
 
 
 def document_rows(params: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The judged drafts drawn from documents, with the development model's log-odds."""
+    """The judged drafts drawn from documents, each with the development model's probability
+    (to show what the document model replaces)."""
     base = {k: v for k, v in params.items() if k != "documents"}
-    out = []
-    for r in rows:
-        f = r["features"]
-        if f is None or not f.get("answered") or f.get("passage_words", 0.0) < DOCUMENT_WORDS:
-            continue
-        p = judgement.probabilities(f, base)["answer"]
-        out.append({**r, "features": {**f, "answer_logit": judgement.logit(p)}})
-    return out
+    return [
+        {**r, "development": judgement.probabilities(r["features"], base)["answer"]}
+        for r in rows
+        if r["features"] is not None
+        and r["features"].get("answered")
+        and r["features"].get("passage_words", 0.0) >= DOCUMENT_WORDS
+    ]
 
 
 def _summary(pairs: list[tuple[float, bool]]) -> dict[str, Any]:
@@ -363,9 +358,9 @@ def _summary(pairs: list[tuple[float, bool]]) -> dict[str, Any]:
 def fit_documents(
     params: dict[str, Any], rows: list[dict[str, Any]], c: float, folds: int, seed: int
 ) -> dict[str, Any]:
-    """The document model: the development model's log-odds and the question's form, refitted
-    on drafts over real manuals, with k-fold held-out figures beside the development model's
-    own on the same drafts."""
+    """The document model: the lead sentence's coverage and the question's form, fitted on
+    drafts over real manuals, with k-fold held-out figures beside the development model's own
+    on the same drafts."""
     from sklearn.model_selection import StratifiedKFold
 
     docs = document_rows(params, rows)
@@ -377,7 +372,7 @@ def fit_documents(
         model = _logistic([docs[i] for i in train], names, y[train], c)
         for i in test:
             held[i] = judgement.model_probability(model, docs[i]["features"])
-    before = [judgement._sigmoid(r["features"]["answer_logit"]) for r in docs]
+    before = [r["development"] for r in docs]
     return {
         **_logistic(docs, names, y, c),
         "min_words": DOCUMENT_WORDS,
@@ -451,18 +446,11 @@ def main(argv: list[str] | None = None) -> int:
             args.manual_cache.write_text("".join(json.dumps(r) + "\n" for r in manual))
     else:
         manual = []
+        # The document model reads features only, not the development model: kept as shipped.
         shipped = judgement.load_params().get("documents")
-        if shipped is not None and "answer_logit" not in shipped["features"]:
-            # It reads features only, not the development model: kept as shipped.
+        if shipped is not None:
             params["documents"] = shipped
             print("document model kept as shipped (refit it with --manuals DIR)")
-        elif args.write:
-            print(
-                "--write needs the manuals (--manuals DIR or --manual-cache F) to refit the "
-                "document model on the development model just refitted",
-                file=sys.stderr,
-            )
-            return 2
     if manual:
         manual = with_features(manual)
         params["documents"] = fit_documents(params, manual, args.c, args.folds, args.seed)

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.answer_quality import cited_hit
 from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.config import Settings
@@ -49,27 +50,15 @@ def workspace(bench: Workbench, pdfs: Path) -> str:
     return ws.id
 
 
-def right(q: dict[str, Any], answer: str, cited_pages: list[tuple[str, int, int]]) -> bool:
-    """Whether an answer to a manual question is right: it cites the gold page (or the page
-    after it, as ``eval pages`` counts) or holds one of the answer's terms; an answer to an
-    unanswerable question never is. ``cited_pages`` are (file, first page, last page)."""
+def right(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]) -> bool:
+    """Whether an answer to a manual question is right: it cites the gold page
+    (``answer_quality.cited_hit``) or holds one of the answer's terms; an answer to an
+    unanswerable question never is."""
     if "answer_terms" in q:
         return any(re.search(t, answer, re.I) for t in q["answer_terms"])
     if "gold_page" in q:
-        gold = int(q["gold_page"])
-        return any(
-            f == q["doc"] and (lo <= gold <= hi or lo <= gold + 1 <= hi)
-            for f, lo, hi in cited_pages
-        )
+        return cited_hit(citations, q["doc"], int(q["gold_page"]))
     return False
-
-
-def record_pages(citations: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
-    out = []
-    for c in citations:
-        lo = int(c.get("page") or 0)
-        out.append((str(c.get("filename") or ""), lo, int(c.get("page_end") or lo)))
-    return out
 
 
 def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]]) -> list[dict]:
@@ -81,7 +70,7 @@ def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]])
                 **q,
                 "got": classify(rec),
                 "confidence": rec.confidence,
-                "right": right(q, rec.answer or "", record_pages(rec.citations or [])),
+                "right": right(q, rec.answer or "", rec.citations or []),
                 "review": (rec.hitl or {}).get("kind"),
             }
         )

@@ -295,7 +295,6 @@ class SqliteDatabase(Database):
 
     def ensure_schema(self) -> None:
         """Create what is missing (tables, indexes, later columns); leave data alone."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.connect() as conn:
             conn.raw.executescript(SCHEMA)
             for table, column, definition in MIGRATIONS:

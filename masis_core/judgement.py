@@ -793,7 +793,7 @@ def probabilities(
         # right on the development cases), not a flat zero.
         answer = min(answer, p["asked_missing_rate"])
     if confidence_model(feats, p) == "documents":
-        answer = model_probability(p["documents"], {**feats, "answer_logit": logit(answer)})
+        answer = model_probability(p["documents"], feats)
     return {
         "answer": answer,
         "abstain": 1.0 - answer,

@@ -312,6 +312,11 @@ def _sentence_end(word: str, following: str) -> bool:
     )
 
 
+def _depth(number: str) -> int:
+    """The dots inside a number: 1 for "5.2" or "5.2." (also a figure), 2 for "3.4.2"."""
+    return number.count(".") - number.endswith(".")
+
+
 def _is_section_number(words: list[str], i: int) -> bool:
     """A heading's number: "5.2", "B.3.4", "C.4", or a chapter's "3" before a capitalised
     title. After "3.4.2" or "C.3" any title ("3.4.2 macOS"); after "5.2" one that starts with
@@ -320,7 +325,7 @@ def _is_section_number(words: list[str], i: int) -> bool:
     if i + 1 >= len(words):
         return False
     word, nxt = words[i], words[i + 1]
-    if word.count(".") - word.endswith(".") <= 1 and (
+    if _depth(word) <= 1 and (
         word.startswith("0.")
         or (re.match(r"[a-z]", nxt) and _is_stop(nxt))
         or _bare(nxt) in _MAGNITUDES
@@ -331,7 +336,7 @@ def _is_section_number(words: list[str], i: int) -> bool:
             return True
         if not re.match(r"[a-z]", nxt):
             return False
-        deep = word.count(".") - word.endswith(".") >= 2 or word[0].isalpha()
+        deep = _depth(word) >= 2 or word[0].isalpha()
         return deep or _title_end(words, i + 1, short=True) <= i + 5
     # "3 INSTALLATION", not "20 GB of disk space" nor "the December 17 ATH".
     title = _TITLE_WORD.match(nxt) or (_ALL_CAPS.match(nxt) and len(nxt) >= 4)
@@ -369,7 +374,7 @@ def _heading_starts(words: list[str], j: int) -> bool:
     if not _is_section_number(words, j):
         return False
     if _SECTION_NUMBER.match(word):
-        if word.count(".") - word.endswith(".") >= 2:
+        if _depth(word) >= 2:
             return True
         if re.match(r"[a-z]", words[j + 1]):
             # After a word, a figure or a version is the sentence's own: "across 9.8 million
@@ -402,9 +407,9 @@ def _inner_break(words: list[str]) -> int | None:
 
 def _prose(words: list[str]) -> bool:
     """Reads as a sentence: starts like one, ends with terminal punctuation, mostly words, with
-    a function word or at least two plain lower-case words (a report's terse "Current 3D NAND
-    designs reach 236 layers." has no function word; a name list "Journal: Author." has no
-    plain word); few figures — more in a sentence of plain words ("A 2023 meta-analysis of 29
+    a function word or else three plain lower-case words (``_terse``: a report's "Current 3D
+    NAND designs reach 236 layers." has no function word; a name list "Journal: Author." has
+    no plain word); few figures — more in a sentence of plain words ("A 2023 meta-analysis of 29
     studies (1.5 million participants) confirmed 25% lower mortality.") — no code operators
     ("m <- match.call(...)"; a statistic "d = 0.82" is not one) and no table cells. "... is
     as follows:" before code is not one: it promises what it lacks."""

@@ -196,7 +196,7 @@ def test_shipped_parameters_match_the_features() -> None:
     names = set(features("q", "", []))
     for model in ("answer", "dispute", "documents"):
         m = params[model]
-        assert set(m["features"]) <= names | {"answer_logit"}
+        assert set(m["features"]) <= names
         assert len(m["coef"]) == len(m["mean"]) == len(m["scale"]) == len(m["features"])
     # The dispute model looks only at how the sources stand, never at coverage.
     assert set(params["dispute"]["features"]) <= set(judgement.DISPUTE_FEATURES)
