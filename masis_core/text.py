@@ -197,6 +197,8 @@ _MAGNITUDES = _wordset(
     "hundred thousand million billion trillion percent per cent degrees times fold"
 )
 _LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[a-z][.)]|\([a-z0-9]{1,2}\))$")
+_ITEM_NUMBER = re.compile(r"^(\d{1,2})([.)])$")
+ITEM_WINDOW = 40  # words an item of a numbered list may run to
 # An enumeration set inside a sentence: "... in the following places: (1) an absolute path
 # ... (2) the current directory ..." (gnuplot), "... in three steps: (1) guide RNA ...".
 _INLINE_ITEM = re.compile(r"^\((?:\d{1,2}|[a-z])\)$")
@@ -534,17 +536,42 @@ class _Segmenter:
         text = " ".join(self.words[lo:hi])
         self.out.append(Segment(kind, text, self.spans[lo][0], self.spans[hi - 1][1]))
 
+    def _next_item(self, i: int) -> bool:
+        """``words[i]`` numbers an item of a list whose items carry no full stop: "... are
+        as follows: 1. Fetch archive metadata 2. Reconstruct local metadata ... 4. Unpack
+        fetched binary packages 5. Run preinst script" (the Debian reference's steps). Item
+        1 only after a colon; item N only when item N-1's marker stands within the last
+        ``ITEM_WINDOW`` words with no full stop since: "Step 1. Open the lid. The fuse is at
+        2. Then ..." and "The count rose to 5. This shows ..." keep their figures."""
+        words = self.words
+        m = _ITEM_NUMBER.match(words[i])
+        if m is None or i + 1 >= len(words) or not _OPENING.match(words[i + 1]):
+            return False
+        number = int(m.group(1))
+        if number == 1:
+            return words[i - 1].endswith(":")
+        before = f"{number - 1}{m.group(2)}"
+        for j in range(i - 1, max(-1, i - ITEM_WINDOW - 1), -1):
+            if words[j] == before:
+                return True
+            if _TERMINAL.search(words[j]):
+                return False
+        return False
+
     def units(self) -> list[tuple[int, int]]:
-        """Runs of words between sentence ends, blank lines and bullets."""
+        """Runs of words between sentence ends, blank lines, bullets and numbered items."""
         cuts = [0]
         words = self.words
         for i in range(1, len(words)):
             word, previous = words[i], words[i - 1]
             end = previous[-1]
-            if _LIST_MARKER.match(previous) and (i == 1 or _TERMINAL.search(words[i - 2])):
+            if _LIST_MARKER.match(previous) and (
+                i == 1 or _TERMINAL.search(words[i - 2]) or cuts[-1] == i - 1
+            ):
                 continue  # "... mtime. 1. Precision Most of ...": a list item's number
             if (
                 word[0] in _BULLET_CHARS
+                or self._next_item(i)
                 or i in self.block_starts
                 or (end in _END_CHARS and _sentence_end(previous, word))
                 # "... as follows: > fit <- lm(formula) For example ...": the code after the

@@ -6,6 +6,8 @@ tables, AsciiDoc tables of contents) and go through the real parser and chunker.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ingest.chunking import chunk_pages
@@ -147,6 +149,32 @@ def test_list_markers_and_labels_are_dropped_from_their_items() -> None:
         "Overwriting a file changes the mtime attribute.",
         "Most of the conversions are done to full precision.",
         "See Section 9.3.4 to customize the output.",
+    ]
+
+
+def test_a_numbered_list_without_full_stops_lends_no_item_its_next_number() -> None:
+    # The Debian reference, page 73, as a chunk holds it (line ends folded): the items carry
+    # no full stop, so each used to end at the next item's number ("Unpack fetched binary
+    # packages 5." was quoted as a sentence).
+    debian = (
+        "or ”apt-get upgrade” and ”apt-get dist-upgrade”): 1. Choose candidate version which"
+        " is usually the latest available version for all installed packages (see Section"
+        " 2.7.3 for exception) 2. Make package dependency resolution 3. Fetch selected binary"
+        " packages from remote archive if candidate version is different from installed"
+        " version 4. Unpack fetched binary packages 5. Run preinst script 6. Install binary"
+        " files 7. Run postinst script. The aptitude command works the same way."
+    )
+    quoted = sentences_of(debian)
+    assert not any(re.search(r"\s\d\.$|: 1\.$", s) for s in quoted), quoted
+    assert "The aptitude command works the same way." in quoted
+    # A figure that ends a sentence stays its own, also after a list's number.
+    assert sentences_of("Step 1. Open the lid. The fuse is at 2. Then close it.")[-2:] == [
+        "The fuse is at 2.",
+        "Then close it.",
+    ]
+    assert sentences_of("The count rose to 5. This shows growth.") == [
+        "The count rose to 5.",
+        "This shows growth.",
     ]
 
 
