@@ -50,6 +50,7 @@ _CAPTION_LINE = re.compile(r"^(?:Table|Figure)\s+[0-9A-Z]{1,2}(?:\.\d{1,3})*:")
 _RUNNING_LINE = re.compile(r"^(?:(?:Chapter|Appendix)\s+[0-9A-Z]{1,2}:|\d+(?:\.\d+)*\.\s.*\s\d+$)")
 _TOC_LINE = re.compile(r"(?:\.\s?){5,}\s*\d+\s*$")
 _LABEL_LINE = re.compile(r"^(?:Note|Tip|Caution|Warning|Important)$")
+_ITEM_LINE = re.compile(r"^(\d{1,2}\.)\s+\S")
 _CLAUSE_WORDS = {
     *("the", "a", "an", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and"),
     *("or", "but", "as", "that", "which", "whose", "its", "their", "this", "these", "is"),
@@ -85,6 +86,8 @@ def structure_lines(text: str) -> list[tuple[str, str]]:
             out.append(("header", flat))
         elif _CAPTION_LINE.match(flat) or _LABEL_LINE.match(flat) or _heading_line(flat):
             out.append(("heading", flat))
+        elif item := _ITEM_LINE.match(flat):
+            out.append(("item", item.group(1)))  # a numbered item's marker: "5."
     return out
 
 
@@ -99,7 +102,12 @@ def sentence_problems(
     padded = f" {sentence} "
     words = sentence.split()
     for kind, line in lines:
-        if kind == "heading" and len(line.split()) == 1:
+        if kind == "item":
+            # "Unpack fetched binary packages 5.": the next item's number, quoted as if it
+            # ended the sentence (a list whose items carry no full stop).
+            if words[-1] == line and len(words) > 1 and not words[-2][-1].isdigit():
+                problems.append(f"{kind}: ends in the next item's number {line}")
+        elif kind == "heading" and len(line.split()) == 1:
             # A label line ("Note") counts where it is glued to the sentence's first word:
             # "Note Sort order ...", not "Note that ...".
             if words[0] == line and len(words) > 1 and words[1][:1].isupper():
@@ -213,7 +221,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered": sum(r["answered"] for r in rows),
         "gold_cited": round(sum(r["hit"] for r in rows) / len(rows), 3) if rows else 0.0,
         "answers_with_debris": sum(1 for r in rows if r["problems"]),
-        "debris_sentences": {k: kinds[k] for k in ("heading", "toc", "header", "fragment")},
+        "debris_sentences": {k: kinds[k] for k in ("heading", "toc", "header", "fragment", "item")},
         "sentences_per_answer": round(sum(r["sentences"] for r in rows) / len(rows), 2)
         if rows
         else 0.0,
@@ -235,6 +243,7 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         ("  toc / revision sentences", ("debris_sentences", "toc")),
         ("  running-header sentences", ("debris_sentences", "header")),
         ("  fragment sentences", ("debris_sentences", "fragment")),
+        ("  ending in the next item's number", ("debris_sentences", "item")),
         ("sentences per answer", "sentences_per_answer"),
         ("run p50 ms", "run_ms_p50"),
     ]

@@ -199,6 +199,7 @@ _MAGNITUDES = _wordset(
 _LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[a-z][.)]|\([a-z0-9]{1,2}\))$")
 _ITEM_NUMBER = re.compile(r"^(\d{1,2})([.)])$")
 ITEM_WINDOW = 40  # words an item of a numbered list may run to
+CODE_ITEM_WINDOW = 150  # ... and one that holds commands and their explanation
 # An enumeration set inside a sentence: "... in the following places: (1) an absolute path
 # ... (2) the current directory ..." (gnuplot), "... in three steps: (1) guide RNA ...".
 _INLINE_ITEM = re.compile(r"^\((?:\d{1,2}|[a-z])\)$")
@@ -536,13 +537,16 @@ class _Segmenter:
         text = " ".join(self.words[lo:hi])
         self.out.append(Segment(kind, text, self.spans[lo][0], self.spans[hi - 1][1]))
 
-    def _next_item(self, i: int) -> bool:
+    def _next_item(self, i: int, unit: int) -> bool:
         """``words[i]`` numbers an item of a list whose items carry no full stop: "... are
         as follows: 1. Fetch archive metadata 2. Reconstruct local metadata ... 4. Unpack
         fetched binary packages 5. Run preinst script" (the Debian reference's steps). Item
         1 only after a colon; item N only when item N-1's marker stands within the last
-        ``ITEM_WINDOW`` words with no full stop since: "Step 1. Open the lid. The fuse is at
-        2. Then ..." and "The count rose to 5. This shows ..." keep their figures."""
+        ``ITEM_WINDOW`` words with no full stop since — "Step 1. Open the lid. The fuse is at
+        2. Then ..." and "The count rose to 5. This shows ..." keep their figures — or, when
+        the unit in progress (from word ``unit``) is a command promised by a colon, anywhere
+        in the item ("... define the variable: $ DISABLE_AVX2=True python3 setup.py build #
+        for bash 2. To run the test suite ...": PyTables' install steps)."""
         words = self.words
         m = _ITEM_NUMBER.match(words[i])
         if m is None or i + 1 >= len(words) or not _OPENING.match(words[i + 1]):
@@ -551,10 +555,11 @@ class _Segmenter:
         if number == 1:
             return words[i - 1].endswith(":")
         before = f"{number - 1}{m.group(2)}"
-        for j in range(i - 1, max(-1, i - ITEM_WINDOW - 1), -1):
+        code = unit > 0 and words[unit - 1].endswith(":") and _CODE_START.match(words[unit])
+        for j in range(i - 1, max(-1, i - (CODE_ITEM_WINDOW if code else ITEM_WINDOW) - 1), -1):
             if words[j] == before:
                 return True
-            if _TERMINAL.search(words[j]):
+            if not code and _TERMINAL.search(words[j]):
                 return False
         return False
 
@@ -571,7 +576,7 @@ class _Segmenter:
                 continue  # "... mtime. 1. Precision Most of ...": a list item's number
             if (
                 word[0] in _BULLET_CHARS
-                or self._next_item(i)
+                or self._next_item(i, cuts[-1])
                 or i in self.block_starts
                 or (end in _END_CHARS and _sentence_end(previous, word))
                 # "... as follows: > fit <- lm(formula) For example ...": the code after the

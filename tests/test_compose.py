@@ -167,6 +167,19 @@ def test_a_numbered_list_without_full_stops_lends_no_item_its_next_number() -> N
     quoted = sentences_of(debian)
     assert not any(re.search(r"\s\d\.$|: 1\.$", s) for s in quoted), quoted
     assert "The aptitude command works the same way." in quoted
+    # PyTables' install steps: item 1 holds sentences and commands, item 2 follows a command.
+    pytables = (
+        "1. Run this command from the main PyTables distribution directory: $ python3 setup.py"
+        " build Note: AVX2 support is detected automatically for your machine. In that case,"
+        " define the DISABLE_AVX2 environment variable: $ DISABLE_AVX2=True python3 setup.py"
+        " build # for bash and its variants 2. To run the test suite, execute any of these"
+        " commands."
+    )
+    assert sentences_of(pytables)[-2:] == [
+        "In that case, define the DISABLE_AVX2 environment variable: $ DISABLE_AVX2=True"
+        " python3 setup.py build # for bash and its variants",
+        "To run the test suite, execute any of these commands.",
+    ]
     # A figure that ends a sentence stays its own, also after a list's number.
     assert sentences_of("Step 1. Open the lid. The fuse is at 2. Then close it.")[-2:] == [
         "The fuse is at 2.",
