@@ -294,9 +294,13 @@ class SqliteDatabase(Database):
         return conn.execute(sql, tuple(args)).fetchone()
 
     def ensure_schema(self) -> None:
-        """Create what is missing (tables, indexes, later columns); leave data alone."""
+        """Create what is missing (tables, indexes, later columns); leave data alone. The
+        columns are looked for and added under the write lock: two ingests opening a new
+        data dir together both found ``ocr_pages`` missing, and the second ALTER failed with
+        "duplicate column name" (seen in a full test run)."""
         with self.connect() as conn:
             conn.raw.executescript(SCHEMA)
+            conn.execute("BEGIN IMMEDIATE")
             for table, column, definition in MIGRATIONS:
                 have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
                 if column not in have:

@@ -148,3 +148,59 @@ def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
     assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert check.execute("SELECT x FROM elsewhere").fetchall() == [(1,)]
     check.close()
+
+
+def test_two_processes_adding_a_missing_column_together_do_not_collide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new (or older) data dir lacks the later columns, and every opener adds them. Two
+    ingests opening one together both found ``ocr_pages`` missing; the second ALTER failed
+    with "duplicate column name". Here another connection adds the column, uncommitted,
+    while the opener runs: we commit it only once the opener is at its first write, after
+    any look it took at the columns, so without the lock around look and write it fails."""
+    import sqlite3
+
+    from masis_core import db
+
+    path = tmp_path / "masis.db"
+    db.SqliteDatabase(path)
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("ALTER TABLE documents DROP COLUMN ocr_pages")  # a data dir from before it
+    old.execute("BEGIN IMMEDIATE")
+    old.execute("ALTER TABLE documents ADD COLUMN ocr_pages TEXT NOT NULL DEFAULT '[]'")
+
+    at_first_write = threading.Event()
+
+    class Watched(sqlite3.Connection):
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql.lstrip().upper().startswith(("BEGIN IMMEDIATE", "ALTER TABLE")):
+                at_first_write.set()
+            return super().execute(sql, *args)
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(
+        db.sqlite3, "connect", lambda *a, **kw: real_connect(*a, factory=Watched, **kw)
+    )
+    outcome: dict[str, object] = {}
+
+    def open_it() -> None:
+        try:
+            outcome["db"] = db.SqliteDatabase(path)
+        except Exception as exc:  # the failure under test
+            outcome["error"] = exc
+            at_first_write.set()
+
+    opener = threading.Thread(target=open_it)
+    try:
+        opener.start()
+        assert at_first_write.wait(timeout=60)
+        old.execute("COMMIT")
+        opener.join(timeout=60)
+    finally:
+        old.close()
+    assert not opener.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    check = real_connect(path)
+    columns = [r[1] for r in check.execute("PRAGMA table_info(documents)")]
+    check.close()
+    assert columns.count("ocr_pages") == 1
