@@ -557,6 +557,50 @@ def test_the_lead_passage_keeps_its_continuation_and_other_sources_follow() -> N
     assert rendered.count("\n\n") == 1 and rendered.endswith("visit. [2]")
 
 
+def test_an_enumeration_is_quoted_with_its_items() -> None:
+    # A method in three numbered steps: the step that shares most words with the question
+    # (the third) had been quoted alone.
+    steps = note(
+        "a",
+        "(1) Analyze 3-5 years of tax returns vs bank deposits. (2) Lifestyle analysis: compare"
+        " income to spending via credit cards and loan applications. (3) Trace transfers, cash"
+        " withdrawals over $5K, payments to unknowns.",
+    )
+    parts = compose("How does a forensic accountant trace hidden assets?", [steps])
+    assert [p["text"][:12] for p in parts] == ["Analyze 3-5 ", "Lifestyle an", "Trace transf"]
+    # Factors counted off with ordinals follow the sentence that announces them.
+    factors = note(
+        "b",
+        "Historians name three causes of the decline: First, the tax base shrank as provinces"
+        " were lost. Second, military spending consumed most of the revenue. Third, plague"
+        " reduced the population. Trade in the east went on.",
+    )
+    parts = compose("What caused the decline of the empire?", [factors])
+    assert [p["text"].split(",")[0] for p in parts] == [
+        "Historians name three causes of the decline: First",
+        "Second",
+        "Third",
+    ]
+    # NUT's developer guide (page 15): a long path, whose fifth step answers. It leads, with
+    # the steps after it, not the four before.
+    nut = note(
+        "c",
+        "2.5 Example data path Here's the path a piece of data might take through this"
+        " architecture. 1. EQUIPMENT reports on battery by setting flag in status register 2."
+        " DRIVER notices this flag and stores it in the ups.status variable as OB. This update"
+        " gets pushed out to any listeners via the sockets. 3. SERVER upsd sees activity on the"
+        " socket, reads it, parses it, and commits the new data to its local version of the"
+        " status variable. 4. CLIENT upsmon does a routine poll of SERVER for ups.status and"
+        " gets OB. 5. CLIENT upsmon then invokes its NOTIFYCMD which is upssched. 6. upssched"
+        " starts up a daemon to handle a timer which will expire about 30 seconds into the"
+        " future. 7. 30 seconds later, the timer expires since the UPS is still on battery, and"
+        " so upssched calls the CMDSCRIPT which is upssched-cmd.",
+    )
+    parts = compose("Which program does upsmon invoke as its NOTIFYCMD?", [nut])
+    assert parts[0]["text"] == "CLIENT upsmon then invokes its NOTIFYCMD which is upssched."
+    assert not any(p["text"].startswith(("SERVER", "CLIENT upsmon does")) for p in parts)
+
+
 def test_the_passage_holding_the_asked_date_leads() -> None:
     """The NUT user manual: the best-ranked passage on releases names no date, another gives
     it. The answer leads with the date and keeps the same sentences."""

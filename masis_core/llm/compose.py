@@ -70,6 +70,19 @@ RANK_WEIGHT = 0.5
 MAX_OVERLAP_WORDS = 120
 
 _CHUNK_INDEX = re.compile(r"/(\d+)$")
+# An enumeration's items: "(2) Lifestyle analysis ...", "3. Fetch ...", "Second, military
+# spending ...", and an opener whose tail starts one ("... five key factors: First, the ...").
+_ITEM_MARKER = re.compile(r"^\(?(\d{1,2})[.)]$")
+_ORDINALS = {
+    word: n
+    for n, word in enumerate(
+        ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"),
+        start=1,
+    )
+}
+_ORDINAL_START = re.compile(r"^(?:.*:\s+)?(" + "|".join(_ORDINALS) + r"),\s", re.I)
+# What a list of more items than the lead's usual three may fill: the whole answer.
+MAX_LIST_SENTENCES = 5
 # A sentence that starts like this continues the one before it.
 _CONTINUES = re.compile(
     r"^(?:This|These|That|Those|It|Its|They|Their|Such|Here|However|Otherwise|Also|Then|Thus|"
@@ -99,6 +112,7 @@ class Candidate:
     stems: set[str]
     context: set[str]  # content stems of the section heading above it
     rank: int  # the best retrieval rank among its chunks (1 = the researcher's top passage)
+    item: int | None = None  # its number in an enumeration ("(2) ...", "Second, ...")
     coverage: float = 0.0
     score: float = 0.0
 
@@ -183,6 +197,22 @@ def _markers(p: Passage, seg: Segment) -> list[int]:
     return sorted({min(p.owners[lo]), min(p.owners[hi])})
 
 
+def _item(p: Passage, seg: Segment) -> int | None:
+    """The sentence's number in an enumeration: the list marker the segmenter took off
+    before it, else an ordinal word that opens it (or the tail after its colon)."""
+    at = bisect_right(p.word_starts, seg.start) - 1
+    if at > 0 and (m := _ITEM_MARKER.match(p.words[at - 1])):
+        return int(m.group(1))
+    if m := _ORDINAL_START.match(seg.text):
+        return _ORDINALS[m.group(1).lower()]
+    return None
+
+
+def _next_item(before: Candidate, after: Candidate) -> bool:
+    """``after`` is the item that follows ``before`` in one enumeration."""
+    return before.item is not None and after.item == before.item + 1
+
+
 def candidates(question: str, evidence: list[Evidence]) -> tuple[list[Passage], list[Candidate]]:
     """Every quotable sentence of the evidence, scored for the question."""
     found: list[Candidate] = []
@@ -200,7 +230,16 @@ def candidates(question: str, evidence: list[Evidence]) -> tuple[list[Passage], 
                 continue
             markers = _markers(p, seg)
             found.append(
-                Candidate(seg.text, n, order, markers, _stems(seg.text), heading, min(markers))
+                Candidate(
+                    seg.text,
+                    n,
+                    order,
+                    markers,
+                    _stems(seg.text),
+                    heading,
+                    min(markers),
+                    _item(p, seg),
+                )
             )
     _score(question, found)
     return joined, found
@@ -234,20 +273,39 @@ def _repeats(c: Candidate, chosen: list[Candidate]) -> bool:
     return bool(c.stems) and len(c.stems - said) / len(c.stems) < MIN_NOVELTY
 
 
+def _enumeration(best: Candidate, by_order: dict[int, Candidate]) -> list[Candidate]:
+    """The whole enumeration ``best`` is an item of, when it is short and starts at its first
+    item ("(1) ... (2) ... (3) ..."); else ``[best]``."""
+    items = [best]
+    while (prev := by_order.get(items[0].order - 1)) and _next_item(prev, items[0]):
+        items.insert(0, prev)
+    while (nxt := by_order.get(items[-1].order + 1)) and _next_item(items[-1], nxt):
+        items.append(nxt)
+    whole = items[0].item == 1 and len(items) <= MAX_LIST_SENTENCES
+    return items if whole else [best]
+
+
 def _lead(best: Candidate, found: list[Candidate], relevance: float) -> list[Candidate]:
     """The best sentence with the sentences around it that bear on the question or carry it
     on, as long as nothing but prose lies between them (a heading starts another topic). A
-    lead that starts "It ..." or "This ..." first gets the sentence it refers back to."""
+    lead that starts "It ..." or "This ..." first gets the sentence it refers back to. An
+    item of a short enumeration brings the whole of it ("five key factors: First, ...",
+    "Second, ..."; "(1) ... (2) ... (3) ..."; up to ``MAX_LIST_SENTENCES``): the third step
+    of a method alone had answered "How does a forensic accountant trace hidden assets?". Of
+    a longer one (NUT's eight-step shutdown path) the best item leads with the items after
+    it."""
     by_order = {c.order: c for c in found if c.passage == best.passage}
-    span = [best]
-    first = last = best.order
+    span = _enumeration(best, by_order)
+    first, last = span[0].order, span[-1].order
     while len(span) < MAX_LEAD_SENTENCES and (prev := by_order.get(first - 1)):
         if not _CONTINUES.match(span[0].text) or _repeats(prev, span):
             break
         span.insert(0, prev)
         first -= 1
-    while len(span) < MAX_LEAD_SENTENCES and (nxt := by_order.get(last + 1)):
-        if (nxt.coverage < relevance and not _CONTINUES.match(nxt.text)) or _repeats(nxt, span):
+    while nxt := by_order.get(last + 1):
+        listed = _next_item(span[-1], nxt) and len(span) < MAX_LIST_SENTENCES
+        bears = nxt.coverage >= relevance or _CONTINUES.match(nxt.text)
+        if not (listed or (bears and len(span) < MAX_LEAD_SENTENCES)) or _repeats(nxt, span):
             break
         span.append(nxt)
         last += 1
