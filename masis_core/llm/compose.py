@@ -292,8 +292,8 @@ def _lead(best: Candidate, found: list[Candidate], relevance: float) -> list[Can
     item of a short enumeration brings the whole of it ("five key factors: First, ...",
     "Second, ..."; "(1) ... (2) ... (3) ..."; up to ``MAX_LIST_SENTENCES``): the third step
     of a method alone had answered "How does a forensic accountant trace hidden assets?". Of
-    a longer one (NUT's eight-step shutdown path) the best item leads with the items after
-    it."""
+    a longer one (NUT's eight-step data path, from the outage to the pager) the best item
+    leads with the items after it."""
     by_order = {c.order: c for c in found if c.passage == best.passage}
     span = _enumeration(best, by_order)
     first, last = span[0].order, span[-1].order
