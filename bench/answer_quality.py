@@ -96,7 +96,7 @@ def sentence_problems(
 ) -> list[str]:
     """What is wrong with one answer sentence (markers already stripped): structure lines
     glued into it, or a fragment. ``context`` is the flattened text of the cited pages."""
-    from masis_core.text import ends_in_promised_code
+    from masis_core.text import ends_as_promised
 
     problems: list[str] = []
     padded = f" {sentence} "
@@ -118,7 +118,7 @@ def sentence_problems(
     first = sentence.lstrip("\"'“‘([`")
     if not first or not (first[0].isupper() or first[0].isdigit()):
         problems.append("fragment: starts mid-sentence")
-    elif not _TERMINAL.search(sentence) and not ends_in_promised_code(sentence):
+    elif not _TERMINAL.search(sentence) and not ends_as_promised(sentence):
         problems.append("fragment: no end")
     elif context is not None:
         at = context.find(sentence[:80])

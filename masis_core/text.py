@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import html
 import itertools
@@ -180,7 +181,9 @@ _WEAK_OPENERS = _wordset(
 _OPENERS = _STRONG_OPENERS | _WEAK_OPENERS
 # Admonition labels set on a line of their own ("Note", "Tip", "Caution").
 _LABELS = _wordset("Note Tip Caution Warning Important Attention Hint Remark")
-_LABEL_COLON = re.compile(r"^(?:Note|Tip|Caution|Warning|Important|Example|Examples|Syntax):$")
+_LABEL_COLON = re.compile(
+    r"^(?:Note|Tip|Caution|Warning|Important|Example|Examples|Syntax|Source|Sources):$"
+)
 # Words after which a section number is a reference, not a heading ("see Section 3.2 Foo").
 _REFERENCE_WORDS = _wordset(
     "section sections chapter chapters appendix version versions release releases page pages "
@@ -204,6 +207,11 @@ CODE_ITEM_WINDOW = 150  # ... and one that holds commands and their explanation
 # ... (2) the current directory ..." (gnuplot), "... in three steps: (1) guide RNA ...".
 _INLINE_ITEM = re.compile(r"^\((?:\d{1,2}|[a-z])\)$")
 _BULLET_CHARS = frozenset("•◦▪‣●○■□►")
+_DASHES = frozenset(("-", "–", "—"))
+# A promised list quoted with its items: at most this many items and words in all (the
+# composer quotes no sentence longer than 90 words).
+MAX_LIST_ITEMS = 8
+MAX_LIST_QUOTE_WORDS = 90
 _CAPTION = re.compile(r"^(?:Table|Figure|Listing|Example)$")
 _CAPTION_NUMBER = re.compile(r"^[0-9A-Z]{1,2}(?:[.-]\d{1,3})*[.:]$")
 _TERMINAL = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -401,6 +409,12 @@ def _inner_break(words: list[str]) -> int | None:
             return j
         if _FOOTNOTE.match(word) and words[j + 1] in _OPENERS:
             return j  # "(‘ctest’, 47 On systems which ...": a footnote set at the page's foot
+        if (
+            previous.endswith(":")
+            and word in _STRONG_OPENERS
+            and not any(_PLAIN_WORD.match(w) for w in words[:j])
+        ):
+            return j  # "... Password/Passphrase Requirements: If passwords ...": a title's colon
         if _CLAUSE_END.search(previous) or _is_stop(previous):
             continue
         if word in _STRONG_OPENERS or word in _LABELS or _LABEL_COLON.match(word):
@@ -526,6 +540,7 @@ class _Segmenter:
             self.words = flat.split(" ") if flat else []
             starts = list(itertools.accumulate((len(w) + 1 for w in self.words), initial=0))
             self.spans = [(a, a + len(w)) for a, w in zip(starts, self.words, strict=False)]
+        self.item_starts: set[int] = set()  # words where a list's item begins
         breaks = {m.end() for m in re.finditer(r"\n\s*\n", flat)}
         self.block_starts = (
             {i for i, (s, _) in enumerate(self.spans) if s in breaks} if breaks else set()
@@ -563,6 +578,21 @@ class _Segmenter:
                 return False
         return False
 
+    def _dash_item(self, i: int, unit: int) -> bool:
+        """``words[i]`` is a dash that sets off a list's item: after a colon ("must meet the
+        following: - Minimum length of 12 characters - Contain both ..."), or after an item
+        that itself began with one. A dash inside a sentence ("Requirement 8.3.6 - Password
+        ...") is left alone."""
+        words = self.words
+        return (
+            words[i] in _DASHES
+            and i + 1 < len(words)
+            and _OPENING.match(words[i + 1]) is not None
+            and (
+                words[i - 1].endswith(":") or (unit in self.item_starts and words[unit] in _DASHES)
+            )
+        )
+
     def units(self) -> list[tuple[int, int]]:
         """Runs of words between sentence ends, blank lines, bullets and numbered items."""
         cuts = [0]
@@ -574,9 +604,15 @@ class _Segmenter:
                 i == 1 or _TERMINAL.search(words[i - 2]) or cuts[-1] == i - 1
             ):
                 continue  # "... mtime. 1. Precision Most of ...": a list item's number
-            if (
+            item = (
                 word[0] in _BULLET_CHARS
                 or self._next_item(i, cuts[-1])
+                or self._dash_item(i, cuts[-1])
+            )
+            if item or (_LIST_MARKER.match(word) and _TERMINAL.search(previous)):
+                self.item_starts.add(i)
+            if (
+                item
                 or i in self.block_starts
                 or (end in _END_CHARS and _sentence_end(previous, word))
                 # "... as follows: > fit <- lm(formula) For example ...": the code after the
@@ -597,7 +633,7 @@ class _Segmenter:
         while lo < hi:
             run = words[lo:hi]
             first = run[0]
-            if first[0] in _BULLET_CHARS:
+            if first[0] in _BULLET_CHARS or (first in _DASHES and lo in self.item_starts):
                 if len(first) == 1:
                     lo += 1
                     continue
@@ -668,7 +704,36 @@ class _Segmenter:
     def run(self) -> list[Segment]:
         for lo, hi in self.units():
             self.peel(lo, hi)
-        return _with_terms(sorted(self.out, key=lambda s: (s.start, s.end)))
+        found = sorted(self.out, key=lambda s: (s.start, s.end))
+        return _with_terms(self._with_items(found))
+
+    def _with_items(self, found: list[Segment]) -> list[Segment]:
+        """A sentence that promises a list ("..., they must meet the following:") joined to
+        the items after it that are no sentence on their own ("Minimum length of 12
+        characters", "Contain both numeric and alphabetic characters"), quoted as the
+        document has them, markers and all. Alone, the promise says nothing and the items are
+        debris: "What are the password requirements under PCI DSS?" got no answer at all."""
+        word_at = [s for s, _ in self.spans]
+        out: list[Segment] = []
+        k = 0
+        while k < len(found):
+            seg, end, n = found[k], found[k].end, len(found[k].text.split())
+            joined = 0
+            if _promise_prose(seg) and seg.text.endswith(":"):
+                for item in found[k + 1 : k + 1 + MAX_LIST_ITEMS]:
+                    first = bisect.bisect_left(word_at, item.start)
+                    n += len(item.text.split())
+                    listed = first in self.item_starts or first - 1 in self.item_starts
+                    if item.kind != "debris" or not listed or n > MAX_LIST_QUOTE_WORDS:
+                        break
+                    joined, end = joined + 1, item.end
+            if joined:
+                text = " ".join(self.text[seg.start : end].split())
+                out.append(Segment("sentence", text, seg.start, end))
+            else:
+                out.append(seg)
+            k += joined + 1
+        return out
 
 
 # A reference manual's entry: the term, then what it does in a sentence without a subject
@@ -704,18 +769,23 @@ def _defines(term: Segment, entry: Segment) -> bool:
 _PROMISE = re.compile(r"(?:\bas follows|\bthe following|\bthe command(?: is)?|\blike this)[:.]$|:$")
 
 
+_LIST_START = re.compile(r"^(?:[-–—•◦▪‣●○■□►]\s|\(?1[.)]\s)")
 _PROMISE_INSIDE = re.compile(_PROMISE.pattern.replace("$", "(?=\\s)"))
 
 
-def _promises(sentence: Segment, code: Segment) -> bool:
+def _promise_prose(sentence: Segment) -> bool:
+    """Prose, or prose but for the colon that ends it ("... must meet the following:")."""
     words = sentence.text.split()
-    prose = sentence.kind == "sentence" or (
+    return sentence.kind == "sentence" or (
         sentence.kind == "debris"
         and sentence.text.endswith(":")
         and _prose([*words[:-1], words[-1][:-1] + "."])
     )
+
+
+def _promises(sentence: Segment, code: Segment) -> bool:
     return (
-        prose
+        _promise_prose(sentence)
         and _PROMISE.search(sentence.text) is not None
         and code.kind == "debris"
         and len(code.text.split()) <= 2 * MAX_TERM_WORDS
@@ -723,12 +793,13 @@ def _promises(sentence: Segment, code: Segment) -> bool:
     )
 
 
-def ends_in_promised_code(sentence: str) -> bool:
-    """A quote that ends with the command its promise announced ("… use the following
-    command: $ git clone …"): complete, although no full stop ends it."""
+def ends_as_promised(sentence: str) -> bool:
+    """A quote that ends with the command or the list its promise announced ("… use the
+    following command: $ git clone …", "… must meet the following: - Minimum length of 12
+    characters - …"): complete, although no full stop ends it."""
     for m in _PROMISE_INSIDE.finditer(sentence):
         rest = sentence[m.end() :].strip()
-        if rest and _CODE_START.match(rest):
+        if rest and (_CODE_START.match(rest) or _LIST_START.match(rest)):
             return True
     return False
 

@@ -15,7 +15,7 @@ from ingest.parsing import Page, parse_bytes
 from masis_core.llm.compose import compose, passages
 from masis_core.llm.offline import extract_answer, render_answer
 from masis_core.state import Evidence
-from masis_core.text import ends_in_promised_code, segment
+from masis_core.text import ends_as_promised, segment
 from tests.pdfs import make_pdf
 
 
@@ -152,6 +152,41 @@ def test_list_markers_and_labels_are_dropped_from_their_items() -> None:
     ]
 
 
+def test_a_promised_list_is_quoted_with_its_items() -> None:
+    # A policy extract as a chunk holds it (line ends folded): the items carry no full stop,
+    # so neither they nor the promise alone were quotable, and the question got no answer.
+    policy = (
+        "PCI DSS v4.0 Requirement 8.3.6 - Password/Passphrase Requirements: If passwords are"
+        " used as an authentication factor, they must meet the following: - Minimum length of"
+        " 12 characters - Contain both numeric and alphabetic characters - Changed at least once"
+        " every 90 days Source: Payment Card Industry Data Security Standard v4.0, March 2022"
+    )
+    quoted = sentences_of(policy)
+    assert quoted == [
+        "If passwords are used as an authentication factor, they must meet the following: -"
+        " Minimum length of 12 characters - Contain both numeric and alphabetic characters -"
+        " Changed at least once every 90 days"
+    ]
+    assert ends_as_promised(quoted[0])
+    # NUT's user manual, page 45: the programs to run per system type. The last item runs
+    # into the next sentence (no full stop between them in the PDF) and is left out.
+    nut = (
+        "Once you identify a system’s type, use this list to decide which of the programs need"
+        " to be run for monitoring: • A: driver and upsd • B: upsmon (in secondary mode) • C:"
+        " driver, upsd, and upsmon (in primary mode, as the UPS manager) To further complicate"
+        " things, you can have a system that is hooked to multiple UPSes, but only depends on"
+        " one for power."
+    )
+    assert sentences_of(nut)[0] == (
+        "Once you identify a system’s type, use this list to decide which of the programs need"
+        " to be run for monitoring: • A: driver and upsd • B: upsmon (in secondary mode)"
+    )
+    # A dash inside a sentence sets off no item.
+    assert sentences_of("The limit - as the vendor notes - is 12 characters.") == [
+        "The limit - as the vendor notes - is 12 characters."
+    ]
+
+
 def test_a_numbered_list_without_full_stops_lends_no_item_its_next_number() -> None:
     # The Debian reference, page 73, as a chunk holds it (line ends folded): the items carry
     # no full stop, so each used to end at the next item's number ("Unpack fetched binary
@@ -250,8 +285,8 @@ def test_code_after_a_colon_is_not_glued_to_the_next_sentence() -> None:
         "Open the lid and check the fuse.",
     ]
     # Such a quote is complete without a full stop; a sentence cut off is not.
-    assert ends_in_promised_code(sentences_of(debian)[0])
-    assert not ends_in_promised_code("To retrieve the tree, use the following command")
+    assert ends_as_promised(sentences_of(debian)[0])
+    assert not ends_as_promised("To retrieve the tree, use the following command")
 
 
 def test_a_url_broken_across_lines_does_not_end_a_sentence() -> None:
