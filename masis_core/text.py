@@ -727,9 +727,9 @@ class _Segmenter:
                     if item.kind != "debris" or not listed or n > MAX_LIST_QUOTE_WORDS:
                         break
                     joined, end = joined + 1, item.end
-            if joined:
-                text = " ".join(self.text[seg.start : end].split())
-                out.append(Segment("sentence", text, seg.start, end))
+            if joined:  # from the words, which a running header in between is not among
+                lo, hi = bisect.bisect_left(word_at, seg.start), bisect.bisect_left(word_at, end)
+                out.append(Segment("sentence", " ".join(self.words[lo:hi]), seg.start, end))
             else:
                 out.append(seg)
             k += joined + 1

@@ -181,6 +181,16 @@ def test_a_promised_list_is_quoted_with_its_items() -> None:
         "Once you identify a system’s type, use this list to decide which of the programs need"
         " to be run for monitoring: • A: driver and upsd • B: upsmon (in secondary mode)"
     )
+    # A running header inside an item (a page break) is not quoted with it.
+    paged = (
+        "Each password must meet the following: - Minimum length of 12 characters - Contain"
+        " both numeric Chapter 8: Security 212 and alphabetic characters - Changed at least"
+        " once every 90 days"
+    )
+    assert sentences_of(paged)[0] == (
+        "Each password must meet the following: - Minimum length of 12 characters - Contain"
+        " both numeric and alphabetic characters"
+    )
     # A dash inside a sentence sets off no item.
     assert sentences_of("The limit - as the vendor notes - is 12 characters.") == [
         "The limit - as the vendor notes - is 12 characters."
