@@ -94,6 +94,27 @@ def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
         assert rec["citations"] and all(c["filename"].startswith(ws_id) for c in rec["citations"])
 
 
+def open_in_thread(
+    path: Path, reached: threading.Event
+) -> tuple[threading.Thread, dict[str, object]]:
+    """Open the SQLite database on another thread. A failure is kept in the outcome and sets
+    ``reached``, so the test does not wait for a point the opener never got to."""
+    from masis_core.db import SqliteDatabase
+
+    outcome: dict[str, object] = {}
+
+    def open_it() -> None:
+        try:
+            outcome["db"] = SqliteDatabase(path)
+        except Exception as exc:  # the failure under test
+            outcome["error"] = exc
+            reached.set()
+
+    opener = threading.Thread(target=open_it)
+    opener.start()
+    return opener, outcome
+
+
 def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
     tmp_path: Path,
 ) -> None:
@@ -103,8 +124,6 @@ def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
     wait for it (we release it only once the opener has met the lock), not fail."""
     import logging
     import sqlite3
-
-    from masis_core.db import SqliteDatabase
 
     path = tmp_path / "masis.db"
     other = sqlite3.connect(path, isolation_level=None)
@@ -123,18 +142,8 @@ def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
     handler, level = Watch(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    outcome: dict[str, object] = {}
-
-    def open_it() -> None:
-        try:
-            outcome["db"] = SqliteDatabase(path)
-        except Exception as exc:  # the failure under test
-            outcome["error"] = exc
-            met_the_lock.set()
-
-    opener = threading.Thread(target=open_it)
     try:
-        opener.start()
+        opener, outcome = open_in_thread(path, met_the_lock)
         assert met_the_lock.wait(timeout=60)
         assert "error" not in outcome, outcome.get("error")
         other.execute("COMMIT")
@@ -181,18 +190,8 @@ def test_two_processes_adding_a_missing_column_together_do_not_collide(
     monkeypatch.setattr(
         db.sqlite3, "connect", lambda *a, **kw: real_connect(*a, factory=Watched, **kw)
     )
-    outcome: dict[str, object] = {}
-
-    def open_it() -> None:
-        try:
-            outcome["db"] = db.SqliteDatabase(path)
-        except Exception as exc:  # the failure under test
-            outcome["error"] = exc
-            at_first_write.set()
-
-    opener = threading.Thread(target=open_it)
     try:
-        opener.start()
+        opener, outcome = open_in_thread(path, at_first_write)
         assert at_first_write.wait(timeout=60)
         old.execute("COMMIT")
         opener.join(timeout=60)
