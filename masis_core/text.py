@@ -769,7 +769,10 @@ def _defines(term: Segment, entry: Segment) -> bool:
 _PROMISE = re.compile(r"(?:\bas follows|\bthe following|\bthe command(?: is)?|\blike this)[:.]$|:$")
 
 
-_LIST_START = re.compile(r"^(?:[-–—•◦▪‣●○■□►]\s|\(?1[.)]\s)")
+# What a promised list starts with: a bullet, a dash, or its first item's number.
+_LIST_START = re.compile(
+    "^(?:[" + re.escape("".join(sorted(_BULLET_CHARS | _DASHES))) + r"]\s|\(?1[.)]\s)"
+)
 _PROMISE_INSIDE = re.compile(_PROMISE.pattern.replace("$", "(?=\\s)"))
 
 
