@@ -96,7 +96,7 @@ def sentence_problems(
 ) -> list[str]:
     """What is wrong with one answer sentence (markers already stripped): structure lines
     glued into it, or a fragment. ``context`` is the flattened text of the cited pages."""
-    from masis_core.text import ends_as_promised
+    from masis_core.text.sentences import ends_as_promised
 
     problems: list[str] = []
     padded = f" {sentence} "
@@ -130,7 +130,7 @@ def sentence_problems(
 
 def answer_sentences(answer: str) -> list[str]:
     """The answer's cited claims, markers removed (the evaluator's own split)."""
-    from masis_core.text import claims
+    from masis_core.text.sentences import claims
 
     out = []
     for paragraph in answer.split("\n\n"):

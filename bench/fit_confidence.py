@@ -51,7 +51,7 @@ from masis_core.judgement import (
 )
 from masis_core.runs import RunService
 from masis_core.services import Workbench
-from masis_core.text import markers
+from masis_core.text.sentences import markers
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a
 # rare mode counts as much as a common one) or the plain accuracy ("overall").

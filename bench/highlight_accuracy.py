@@ -30,7 +30,7 @@ from ingest.chunking import chunk_pages
 from ingest.highlight import PageRun, fold
 from ingest.parsing import parse_pdf
 from masis_core.config import Settings
-from masis_core.text import sentences
+from masis_core.text.sentences import sentences
 
 # A "sentence" of dot leaders (a table of contents) has nothing to find.
 MIN_LETTERS = 8

@@ -32,7 +32,7 @@ from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.modes import MODES, Mode
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.services import Workbench
-from masis_core.words import words
+from masis_core.text.words import words
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from masis_core.questions import MAX_QUERY_CHARS
-from masis_core.text import content_stems
-from masis_core.words import QUESTION_WORDS, STOP_WORDS, stem
+from masis_core.text.sentences import content_stems
+from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem
 
 # Pronouns that stand for the previous topic and can be replaced by it word for word.
 PRONOUNS = frozenset({"it", "they", "them"})

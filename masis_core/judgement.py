@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from masis_core.state import Evidence
-from masis_core.text import (
+from masis_core.text.sentences import (
     claims,
     content_stems,
     defang,
@@ -45,7 +45,7 @@ from masis_core.text import (
     strip_markers,
     text_names,
 )
-from masis_core.words import stem
+from masis_core.text.words import stem
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A run as a Markdown report: what an analyst pastes into a memo or files with the evidence.
 
-Documents, web pages and model output are escaped here as on screen (``masis_core.markup``):
+Documents, web pages and model output are escaped here as on screen (``masis_core.text.markup``):
 the exported file renders no link or image a document smuggled in, and its citation markers
 are only those of the run.
 """
@@ -11,8 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from masis_core.judgement import percent
-from masis_core.markup import answer_markdown, escape_markdown, quote_block, safe_link, untrusted
 from masis_core.runs import RunRecord
+from masis_core.text.markup import (
+    answer_markdown,
+    escape_markdown,
+    quote_block,
+    safe_link,
+    untrusted,
+)
 
 
 def citation_source(c: dict[str, Any]) -> str:

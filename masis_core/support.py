@@ -13,7 +13,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from masis_core.text import claims, content_stems, markers, names, numbers, segment, strip_markers
+from masis_core.text.sentences import (
+    claims,
+    content_stems,
+    markers,
+    names,
+    numbers,
+    segment,
+    strip_markers,
+)
 
 # Share of a claim's content words in its best evidence sentence: at or above STRONG the
 # sentence says what the claim says (an extractive answer quotes it: 1.0); under PARTIAL the

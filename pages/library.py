@@ -6,7 +6,7 @@ import streamlit as st
 
 from ingest.pipeline import Source
 from masis_core.inspection import batch_table
-from masis_core.markup import untrusted
+from masis_core.text.markup import untrusted
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop

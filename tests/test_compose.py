@@ -15,7 +15,7 @@ from ingest.parsing import Page, parse_bytes
 from masis_core.llm.compose import compose, passages
 from masis_core.llm.offline import extract_answer, render_answer
 from masis_core.state import Evidence
-from masis_core.text import ends_as_promised, segment
+from masis_core.text.sentences import ends_as_promised, segment
 from tests.pdfs import make_pdf
 
 

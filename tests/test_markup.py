@@ -12,7 +12,8 @@ import re
 import pytest
 
 from masis_core.llm.offline import render_answer
-from masis_core.markup import (
+from masis_core.nodes.evaluator import check
+from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,
     link_target,
@@ -20,8 +21,7 @@ from masis_core.markup import (
     safe_link,
     untrusted,
 )
-from masis_core.nodes.evaluator import check
-from masis_core.text import claims, defang, markers, strip_markers
+from masis_core.text.sentences import claims, defang, markers, strip_markers
 
 markdown_it = pytest.importorskip("markdown_it")
 MD = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])

@@ -2,7 +2,7 @@
 
 The pieces come from ``masis_core.support`` (which evidence sentence backs each answer
 sentence, and the evaluator's flags) and ``ingest.highlight`` (the cited words found on the
-page); this module only draws them. Document and model text goes through ``masis_core.markup``.
+page); this module only draws them. Document and model text goes through ``masis_core.text.markup``.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 import streamlit as st
 
 from ingest.highlight import ZOOMS
-from masis_core.markup import answer_markdown, quote_block, untrusted
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
 from masis_core.support import LEVELS_TEXT, SentenceSupport, cited_sentences, sentence_support
+from masis_core.text.markup import answer_markdown, quote_block, untrusted
 from ui.resources import highlighted_page
 
 ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}

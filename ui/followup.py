@@ -12,8 +12,8 @@ from typing import Any
 import streamlit as st
 
 from masis_core.errors import MasisError
-from masis_core.markup import untrusted
 from masis_core.runs import RunRecord
+from masis_core.text.markup import untrusted
 from ui.resources import jobs, run_service
 
 

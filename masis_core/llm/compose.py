@@ -8,7 +8,7 @@ one word with the question. Here:
 1. Evidence chunks of one document with consecutive ``chunk_index`` (in the chunk id) are
    joined into one passage over their 40-word overlap, so a sentence a boundary cut is read
    whole from its neighbour; one still cut at a passage's edge is dropped.
-2. Each passage is segmented with its structure (``masis_core.text.segment``): only prose
+2. Each passage is segmented with its structure (``masis_core.text.sentences.segment``): only prose
    sentences are quotable; a heading is kept as context for the sentences under it.
 3. A sentence bears on the question when it covers enough of the question's content words —
    in absolute terms and against the best sentence (``RELEVANCE``, ``RELATIVE_RELEVANCE``,
@@ -29,7 +29,7 @@ from typing import Any
 
 from masis_core.judgement import asked_in, asked_kind, calendar_date
 from masis_core.state import Evidence
-from masis_core.text import Segment, content_stems, defang, segment
+from masis_core.text.sentences import Segment, content_stems, defang, segment
 
 log = logging.getLogger(__name__)
 

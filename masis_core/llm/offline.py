@@ -13,7 +13,7 @@ from masis_core.llm.compose import compose
 from masis_core.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
-from masis_core.text import content_stems, defang, strip_markers
+from masis_core.text.sentences import content_stems, defang, strip_markers
 
 
 def alternatives(question: str) -> list[str]:

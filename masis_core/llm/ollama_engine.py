@@ -28,7 +28,7 @@ from masis_core.llm.engine import (
 from masis_core.llm.ollama import call_ollama, chat_model
 from masis_core.questions import MAX_QUERY_CHARS, MAX_WEB_QUERY_CHARS
 from masis_core.state import Critique, Evidence
-from masis_core.text import defang
+from masis_core.text.sentences import defang
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)

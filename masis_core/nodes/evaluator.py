@@ -12,7 +12,7 @@ from typing import Any
 from masis_core.context import timed
 from masis_core.state import Evidence, ResearchState, all_evidence
 from masis_core.support import NO_CITATION, issue_of
-from masis_core.text import claims, markers, strip_markers
+from masis_core.text.sentences import claims, markers, strip_markers
 
 
 def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:

@@ -33,8 +33,8 @@ import numpy as np
 
 from masis_core.db import Connection, Database, upsert
 from masis_core.faults import kill_at
-from masis_core.words import BM25_STOPWORDS as STOPWORDS
-from masis_core.words import SNOWBALL as _STEMMER
+from masis_core.text.words import BM25_STOPWORDS as STOPWORDS
+from masis_core.text.words import SNOWBALL as _STEMMER
 
 if TYPE_CHECKING:
     from masis_core.registry import Registry, Workspace

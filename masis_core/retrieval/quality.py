@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from masis_core.words import STOP_WORDS, words
+from masis_core.text.words import STOP_WORDS, words
 
 STUB_WORDS = 20
 QUALITY_THRESHOLD = 0.3

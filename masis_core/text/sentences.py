@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from masis_core.words import QUESTION_WORDS, STOP_WORDS, stem, words
+from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem, words
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 # A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote, urlsplit
 
-from masis_core.text import defang
+from masis_core.text.sentences import defang
 
 # Markup anywhere on a line: links and images, emphasis, code, HTML and entities, GFM tables,
 # strikethrough and autolinks (":" for "https://" and "@" for e-mail), Streamlit's LaTeX ("$")
