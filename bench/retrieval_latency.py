@@ -52,11 +52,11 @@ from bench.ingest_speed import DEFAULT_PDFS, find_pdfs
 from evaluation.retrieval import query_variants
 from ingest.parsing import parse_bytes
 from masis_core.config import Settings
-from masis_core.db import PostgresDatabase, SqliteDatabase
 from masis_core.llm.embeddings import Embedder
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench
+from masis_core.storage.db import PostgresDatabase, SqliteDatabase
 
 WINDOW = 200
 BATCH = 2000

@@ -23,10 +23,10 @@ from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
-from masis_core.owners import current_owner, owner_alive
-from masis_core.registry import INGESTING, Workspace
 from masis_core.retrieval.store import chunk_id
 from masis_core.services import Workbench, part_abandoned
+from masis_core.storage.owners import current_owner, owner_alive
+from masis_core.storage.registry import INGESTING, Workspace
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The research graph: supervisor → planner → researcher ∥ web_searcher → synthesizer → critic
 → evaluator → supervisor, with human review as an interrupt, checkpointed in the database
-(SQLite or PostgreSQL, masis_core/db.py)."""
+(SQLite or PostgreSQL, masis_core/storage/db.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from masis_core.context import RunContext
-from masis_core.db import Database
 from masis_core.nodes import (
     critic,
     evaluator,
@@ -21,6 +20,7 @@ from masis_core.nodes import (
     web_searcher,
 )
 from masis_core.state import ResearchInput, ResearchState
+from masis_core.storage.db import Database
 
 
 def after_supervisor(state: ResearchState) -> str:

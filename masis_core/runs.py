@@ -17,18 +17,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from masis_core.context import RunContext
-from masis_core.db import Connection, upsert
 from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
 from masis_core.followup import Rewrite, Turn
 from masis_core.graph import compile_graph
 from masis_core.llm.providers import make_engine
 from masis_core.nodes.human_review import validate
-from masis_core.owners import current_owner, owner_alive
 from masis_core.questions import check_question
-from masis_core.registry import now_iso
 from masis_core.retrieval.modes import Mode
 from masis_core.services import Workbench
 from masis_core.state import EngineName, ResearchInput
+from masis_core.storage.db import Connection, upsert
+from masis_core.storage.owners import current_owner, owner_alive
+from masis_core.storage.registry import now_iso
 from masis_core.web import make_web_search
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,9 @@ COLUMNS = (
     "thread",
     "follow_up",
 )
-SELECT = ", ".join(COLUMNS)  # not *: PostgreSQL's runs have a rowid column (masis_core/db.py)
+SELECT = ", ".join(
+    COLUMNS
+)  # not *: PostgreSQL's runs have a rowid column (masis_core/storage/db.py)
 # A running run's owner refreshes its heartbeat this often; one silent for STALE_RUN is taken
 # for dead even when its process id is alive (a reused pid, a process on another host).
 HEARTBEAT_S = 15.0

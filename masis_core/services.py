@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 
 from masis_core.config import Settings, get_settings
-from masis_core.db import open_database
 from masis_core.errors import EmbedderMismatch
 from masis_core.llm.embeddings import (
     WORDLLAMA,
@@ -24,12 +23,13 @@ from masis_core.llm.embeddings import (
 )
 from masis_core.llm.ollama import OllamaStatus
 from masis_core.llm.providers import ProviderStatus, resolve_provider
-from masis_core.owners import HOST, owner_alive
-from masis_core.registry import Document, Registry, Workspace
 from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import ChunkWords, WordVectors
 from masis_core.retrieval.store import VectorStore
+from masis_core.storage.db import open_database
+from masis_core.storage.owners import HOST, owner_alive
+from masis_core.storage.registry import Document, Registry, Workspace
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from masis_core.config import Settings
 from masis_core.context import WebSearch
-from masis_core.db import Connection, open_database, upsert
 from masis_core.state import Evidence
+from masis_core.storage.db import Connection, open_database, upsert
 
 log = logging.getLogger(__name__)
 

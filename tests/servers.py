@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from ingest.isolate import die_with_parent
-from masis_core.db import close_database
+from masis_core.storage.db import close_database
 from tests.browser import free_port
 
 PG_BINS = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"), key=lambda p: p.parts[-3])

@@ -99,7 +99,7 @@ def open_in_thread(
 ) -> tuple[threading.Thread, dict[str, object]]:
     """Open the SQLite database on another thread. A failure is kept in the outcome and sets
     ``reached``, so the test does not wait for a point the opener never got to."""
-    from masis_core.db import SqliteDatabase
+    from masis_core.storage.db import SqliteDatabase
 
     outcome: dict[str, object] = {}
 
@@ -138,7 +138,7 @@ def test_a_new_database_opened_while_another_process_writes_it_waits_its_turn(
             if "locked while switching" in record.getMessage():
                 met_the_lock.set()
 
-    logger = logging.getLogger("masis_core.db")
+    logger = logging.getLogger("masis_core.storage.db")
     handler, level = Watch(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
@@ -169,7 +169,7 @@ def test_two_processes_adding_a_missing_column_together_do_not_collide(
     any look it took at the columns, so without the lock around look and write it fails."""
     import sqlite3
 
-    from masis_core import db
+    from masis_core.storage import db
 
     path = tmp_path / "masis.db"
     db.SqliteDatabase(path)

@@ -11,10 +11,10 @@ from PIL import Image
 
 from masis_core import report_pdf
 from masis_core.nodes.evaluator import check
-from masis_core.registry import Workspace
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.services import Workbench
+from masis_core.storage.registry import Workspace
 from masis_core.support import NO_CITATION, cited_sentences, sentence_support
 from tests.apptest import fresh_app, settle
 from tests.fake_ollama import FakeOllama

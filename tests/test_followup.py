@@ -10,12 +10,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from masis_core.__main__ import main
-from masis_core.db import SqliteDatabase
 from masis_core.errors import InputError
 from masis_core.followup import Turn, offline_rewrite
 from masis_core.reports import thread_markdown
 from masis_core.runs import RunService
 from masis_core.services import Workbench
+from masis_core.storage.db import SqliteDatabase
 from tests.apptest import fresh_app, settle
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama

@@ -15,11 +15,11 @@ from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
 from masis_core.errors import StoreError
 from masis_core.nodes import researcher
-from masis_core.registry import Registry
 from masis_core.retrieval.bm25 import Bm25Store, tokenize
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
 from masis_core.services import Workbench
+from masis_core.storage.registry import Registry
 from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
 

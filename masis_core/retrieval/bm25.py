@@ -2,7 +2,7 @@
 
 Layout and lifecycle:
 
-- The *tokens* of every chunk live in the database (``bm25_chunks``, masis_core/db.py),
+- The *tokens* of every chunk live in the database (``bm25_chunks``, masis_core/storage/db.py),
   written and deleted together with the document's chunks — that is the incremental part: an
   ingest adds only its own rows, a delete removes only its own.
 - Each workspace has its own index (its own IDF and average length: another workspace's
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 import bm25s
 import numpy as np
 
-from masis_core.db import Connection, Database, upsert
 from masis_core.faults import kill_at
+from masis_core.storage.db import Connection, Database, upsert
 from masis_core.text.words import BM25_STOPWORDS as STOPWORDS
 from masis_core.text.words import SNOWBALL as _STEMMER
 
 if TYPE_CHECKING:
-    from masis_core.registry import Registry, Workspace
     from masis_core.retrieval.store import VectorStore
+    from masis_core.storage.registry import Registry, Workspace
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from masis_core.errors import EmbedderMismatch, StoreError
 from masis_core.faults import kill_at
 
 if TYPE_CHECKING:
-    from masis_core.registry import Workspace
+    from masis_core.storage.registry import Workspace
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from masis_core.db import Connection, Database
 from masis_core.errors import DuplicateRow, WorkspaceError
+from masis_core.storage.db import Connection, Database
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
