@@ -15,7 +15,7 @@ from typing import Any
 from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
 from masis_core.judgement import percent
-from masis_core.retrieval.modes import MODES
+from masis_core.modes import MODES
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 

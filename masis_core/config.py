@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from masis_core.retrieval.modes import Mode
+from masis_core.modes import Mode
 
 
 class Settings(BaseSettings):

@@ -21,9 +21,9 @@ from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
 from masis_core.followup import Rewrite, Turn
 from masis_core.graph import compile_graph
 from masis_core.llm.providers import make_engine
+from masis_core.modes import Mode
 from masis_core.nodes.human_review import validate
 from masis_core.questions import check_question
-from masis_core.retrieval.modes import Mode
 from masis_core.services import Workbench
 from masis_core.state import EngineName, ResearchInput
 from masis_core.storage.db import Connection, upsert

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, TypedDict
 
-from masis_core.retrieval.modes import Mode
+from masis_core.modes import Mode
 
 HitlKind = Literal["no_evidence", "conflict", "low_confidence"]
 RunStatus = Literal["running", "completed", "needs_human", "failed", "cancelled"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.errors import MasisError
-from masis_core.retrieval.modes import MODES
+from masis_core.modes import MODES
 from masis_core.runs import RunRecord
 from masis_core.text.markup import untrusted
 from masis_core.web import parse_domains

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from ingest.pipeline import Ingestor
+from masis_core.modes import MODES
 from masis_core.retrieval.hybrid import retrieve
-from masis_core.retrieval.modes import MODES
 from masis_core.retrieval.store import collection_name
 from masis_core.runs import RunService
 from masis_core.services import Workbench

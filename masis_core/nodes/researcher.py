@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from masis_core.context import RunContext, timed
+from masis_core.modes import Mode
 from masis_core.retrieval.hybrid import Candidate, retrieve
-from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.reviews import review

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.llm.embeddings import Embedder
+from masis_core.modes import Mode
 from masis_core.retrieval.bm25 import Bm25Store, KeywordIndex, KeywordScores
-from masis_core.retrieval.modes import Mode
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import VectorStore
 
