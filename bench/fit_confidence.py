@@ -1,4 +1,4 @@
-"""Refit the critic's calibrated judgement (``masis_core/confidence.json``).
+"""Refit the critic's calibrated judgement (``masis_core/answers/confidence.json``).
 
     python -m bench.fit_confidence --cases ../shared/eval/fitzgov-dev/governance_cases.jsonl \
         [--cache /tmp/govfeatures.jsonl] [--folds 5] [--write] [--engine offline|ollama]
@@ -40,15 +40,15 @@ from bench.manual_abstain import right as manual_right
 from bench.manual_abstain import workspace as manual_workspace
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
 from ingest.isolate import die_with_parent
-from masis_core import judgement
-from masis_core.config import Settings
-from masis_core.judgement import (
+from masis_core.answers import judgement
+from masis_core.answers.judgement import (
     ANSWER_FEATURES,
     DISPUTE_FEATURES,
     LOW_CONFIDENCE,
     MODES,
     reliability,
 )
+from masis_core.config import Settings
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from masis_core.text.sentences import markers

@@ -31,8 +31,8 @@ from typing import Any
 from bench.answer_quality import cited_hit
 from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
+from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
-from masis_core.judgement import reliability
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 

@@ -45,7 +45,7 @@ Relevant = Callable[[dict[str, Any]], bool]
 
 def first_pass(bench: Any, ws_id: str, question: str) -> list[dict[str, Any]]:
     """The researcher's first-pass evidence, without running the graph."""
-    from masis_core.llm.offline import alternatives
+    from masis_core.answers.offline import alternatives
     from masis_core.retrieval.hybrid import retrieve
     from masis_core.retrieval.thresholds import threshold_for
 
@@ -134,7 +134,7 @@ def relevance_of(row: dict[str, Any]) -> Relevant:
 
 
 def score_rows(rows: list[dict[str, Any]], keep: float) -> None:
-    from masis_core.llm.compose import RELATIVE_RELEVANCE, RELEVANCE, candidates, compose
+    from masis_core.answers.compose import RELATIVE_RELEVANCE, RELEVANCE, candidates, compose
 
     for name in sorted({r["set"] for r in rows}):
         subset = [r for r in rows if r["set"] == name and r["evidence"]]

@@ -25,8 +25,8 @@ from typing import Any, TextIO
 
 from ingest.isolate import die_with_parent
 from ingest.pipeline import Ingestor, Source
+from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
-from masis_core.judgement import reliability
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from masis_core.answers.engine import OfflineEngine
 from masis_core.config import Settings
 from masis_core.errors import InputError
-from masis_core.llm.engine import OfflineEngine
 from masis_core.modes import MODES, Mode
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at

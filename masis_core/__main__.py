@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from masis_core.answers.judgement import percent
 from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
-from masis_core.judgement import percent
 from masis_core.modes import MODES
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from masis_core.llm.engine import Engine
+from masis_core.answers.engine import Engine
 from masis_core.services import Workbench
 
 # (queries, trusted_only or None for the setting, domains or None for the setting) -> outcome

@@ -20,9 +20,9 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
+from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
 from masis_core.reports import citation_source, run_facts
 from masis_core.runs import RunRecord
-from masis_core.support import LEVELS_TEXT, cited_sentences, sentence_support
 
 FONT_CANDIDATES = (
     Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from masis_core.judgement import percent
+from masis_core.answers.judgement import percent
 from masis_core.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,

@@ -12,6 +12,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from masis_core.answers.providers import ProviderStatus, resolve_provider
 from masis_core.config import Settings, get_settings
 from masis_core.errors import EmbedderMismatch
 from masis_core.llm.embeddings import (
@@ -22,7 +23,6 @@ from masis_core.llm.embeddings import (
     resolve_embedder_name,
 )
 from masis_core.llm.ollama import OllamaStatus
-from masis_core.llm.providers import ProviderStatus, resolve_provider
 from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import ChunkWords, WordVectors

@@ -6,8 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers.engine import OfflineEngine
 from masis_core.context import RunContext
-from masis_core.llm.engine import OfflineEngine
 from masis_core.runs import RunRecord, RunService
 from masis_core.services import Workbench
 

@@ -16,10 +16,10 @@ import pypdfium2 as pdfium
 import pytest
 from PIL import Image
 
+from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.config import Settings
 from masis_core.runs import RunStore
 from masis_core.services import Workbench
-from masis_core.support import cited_sentences, sentence_support
 from tests.browser import screenshot
 from tests.test_browser import FIXTURE, ask, create_workspace, go, page, show_the_page  # noqa: F401
 from tests.test_highlight import highlighted_share

@@ -12,8 +12,8 @@ import pytest
 
 from ingest.chunking import chunk_pages
 from ingest.parsing import Page, parse_bytes
-from masis_core.llm.compose import compose, passages
-from masis_core.llm.offline import extract_answer, render_answer
+from masis_core.answers.compose import compose, passages
+from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.state import Evidence
 from masis_core.text.sentences import ends_as_promised, segment
 from tests.pdfs import make_pdf

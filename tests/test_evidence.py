@@ -1,5 +1,5 @@
-"""Checkable answers: support per sentence (``masis_core.support``), flags marked in place, the
-highlighted page on the research page, and the PDF export (``masis_core.report_pdf``)."""
+"""Checkable answers: support per sentence (``masis_core.answers.support``), flags marked in
+place, the highlighted page on the research page, and the PDF export (``masis_core.report_pdf``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pypdfium2 as pdfium
 from PIL import Image
 
 from masis_core import report_pdf
+from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_support
 from masis_core.nodes.evaluator import check
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.services import Workbench
 from masis_core.storage.registry import Workspace
-from masis_core.support import NO_CITATION, cited_sentences, sentence_support
 from tests.apptest import fresh_app, settle
 from tests.fake_ollama import FakeOllama
 from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted

@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from masis_core.__main__ import main
+from masis_core.answers.followup import Turn, offline_rewrite
 from masis_core.errors import InputError
-from masis_core.followup import Turn, offline_rewrite
 from masis_core.reports import thread_markdown
 from masis_core.runs import RunService
 from masis_core.services import Workbench

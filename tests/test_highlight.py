@@ -12,7 +12,7 @@ from ingest.chunking import chunk_pages
 from ingest.highlight import align, fold, highlight_page, locate_passage
 from ingest.isolate import highlight_pdf_page
 from ingest.parsing import parse_pdf
-from masis_core.support import evidence_sentences
+from masis_core.answers.support import evidence_sentences
 from tests.pdfs import filler, make_pdf
 
 FIXTURE = Path(__file__).parent / "fixtures" / "nut-solaris-usb.pdf"

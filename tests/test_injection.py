@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
+from masis_core.answers.ollama_engine import number_evidence
 from masis_core.config import get_settings
-from masis_core.llm.ollama_engine import number_evidence
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from tests.apptest import fresh_app

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from masis_core import judgement
-from masis_core.judgement import (
+from masis_core.answers import judgement, offline
+from masis_core.answers.judgement import (
     LOW_CONFIDENCE,
     asked_kind,
     features,
@@ -19,7 +19,6 @@ from masis_core.judgement import (
     reliability,
     stance_clash,
 )
-from masis_core.llm import offline
 from masis_core.state import Evidence
 
 UPS_RUNTIME = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ingest.pipeline import Ingestor
+from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import MasisError
-from masis_core.questions import MAX_QUESTION_CHARS
 from masis_core.runs import RunService
 from tests.texts import REVENUE_A, REVENUE_B
 

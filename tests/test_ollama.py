@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from ingest.pipeline import Ingestor
+from masis_core.answers.providers import resolve_provider
 from masis_core.config import Settings
 from masis_core.errors import ModelMissing, ProviderUnavailable
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA, OllamaEmbedder, resolve_embedder_name
 from masis_core.llm.ollama import chat_model, probe
-from masis_core.llm.providers import resolve_provider
 from masis_core.services import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama, FakeOllamaState

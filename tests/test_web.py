@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
+from masis_core.answers.engine import default_allocation
 from masis_core.config import Settings, get_settings
-from masis_core.llm.engine import default_allocation
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 from masis_core.web import WebSearcher, dedup, normalise_url, web_id

@@ -1,6 +1,6 @@
 """Checkable answers: support per sentence, flags in place, and the cited page highlighted.
 
-The pieces come from ``masis_core.support`` (which evidence sentence backs each answer
+The pieces come from ``masis_core.answers.support`` (which evidence sentence backs each answer
 sentence, and the evaluator's flags) and ``ingest.highlight`` (the cited words found on the
 page); this module only draws them. Document and model text goes through ``masis_core.text.markup``.
 """
@@ -12,10 +12,15 @@ from typing import Any
 import streamlit as st
 
 from ingest.highlight import ZOOMS
+from masis_core.answers.support import (
+    LEVELS_TEXT,
+    SentenceSupport,
+    cited_sentences,
+    sentence_support,
+)
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
-from masis_core.support import LEVELS_TEXT, SentenceSupport, cited_sentences, sentence_support
 from masis_core.text.markup import answer_markdown, quote_block, untrusted
 from ui.resources import highlighted_page
 

@@ -7,9 +7,9 @@ import streamlit as st
 from ingest.highlight import HighlightedPage
 from ingest.isolate import highlight_pdf_page
 from ingest.pipeline import Ingestor
+from masis_core.answers.providers import ProviderStatus
 from masis_core.config import get_settings
 from masis_core.jobs import JobManager
-from masis_core.llm.providers import ProviderStatus
 from masis_core.runs import RunService
 from masis_core.services import Workbench
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import streamlit as st
 
-from masis_core.judgement import percent
+from masis_core.answers.judgement import percent
+from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.reports import citation_source
 from masis_core.runs import RunRecord
 from masis_core.storage.registry import Workspace
-from masis_core.support import cited_sentences, sentence_support
 from masis_core.text.markup import escape_markdown, quote_block, safe_link, untrusted
 from ui.evidence import answer_markdown_marked, page_view, support_panel
 from ui.resources import run_service

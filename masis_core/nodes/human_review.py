@@ -10,8 +10,8 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
-from masis_core.questions import check_question
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.reviews import ACTIONS
 from masis_core.state import ResearchState

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from masis_core.answers.engine import Engine, OfflineEngine
 from masis_core.config import Settings
 from masis_core.llm.embeddings import NOMIC
-from masis_core.llm.engine import Engine, OfflineEngine
 from masis_core.llm.ollama import OllamaStatus, probe, pull_hint
 
 OFFLINE_LABEL = "Offline extractive mode"
@@ -51,7 +51,7 @@ def resolve_provider(settings: Settings, status: OllamaStatus | None = None) -> 
 def make_engine(settings: Settings, name: str) -> Engine:
     """The answer engine a run was started with (its name is recorded with the run)."""
     if name == "ollama":
-        from masis_core.llm.ollama_engine import OllamaEngine  # langchain only when used
+        from masis_core.answers.ollama_engine import OllamaEngine  # langchain only when used
 
         return OllamaEngine(settings)
     return OfflineEngine()

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from masis_core.followup import Turn, offline_rewrite
-from masis_core.llm import offline
-from masis_core.questions import (
+from masis_core.answers import offline
+from masis_core.answers.followup import Turn, offline_rewrite
+from masis_core.answers.questions import (
     MAX_ALTERNATIVE_CHARS,
     MAX_ALTERNATIVES,
     MAX_QUERY_CHARS,

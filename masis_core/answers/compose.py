@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from masis_core.judgement import asked_in, asked_kind, calendar_date
+from masis_core.answers.judgement import asked_in, asked_kind, calendar_date
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
 

@@ -15,18 +15,19 @@ from typing import Any, TypeVar, cast
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from masis_core import judgement, prompts
-from masis_core.config import Settings
-from masis_core.errors import MalformedOutput, ProviderError
-from masis_core.followup import Rewrite, Turn, history_text, offline_rewrite, usable_rewrite
-from masis_core.llm.engine import (
+from masis_core import prompts
+from masis_core.answers import judgement
+from masis_core.answers.engine import (
     OfflineEngine,
     StepResult,
     clean_alternatives,
     default_allocation,
 )
+from masis_core.answers.followup import Rewrite, Turn, history_text, offline_rewrite, usable_rewrite
+from masis_core.answers.questions import MAX_QUERY_CHARS, MAX_WEB_QUERY_CHARS
+from masis_core.config import Settings
+from masis_core.errors import MalformedOutput, ProviderError
 from masis_core.llm.ollama import call_ollama, chat_model
-from masis_core.questions import MAX_QUERY_CHARS, MAX_WEB_QUERY_CHARS
 from masis_core.state import Critique, Evidence
 from masis_core.text.sentences import defang
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core import judgement
-from masis_core.llm.compose import compose
-from masis_core.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
+from masis_core.answers import judgement
+from masis_core.answers.compose import compose
+from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
 from masis_core.text.sentences import content_stems, defang, strip_markers
@@ -32,7 +32,7 @@ def alternatives(question: str) -> list[str]:
 
 def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """Evidence sentences that answer the question, each with its marker(s): the best passage
-    first, then the other sources' distinct points (``masis_core.llm.compose``)."""
+    first, then the other sources' distinct points (``masis_core.answers.compose``)."""
     return compose(question, evidence)
 
 
@@ -57,7 +57,7 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
 
 
 def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
-    """The calibrated judgement of the draft (``masis_core.judgement``): confidence is the
+    """The calibrated judgement of the draft (``masis_core.answers.judgement``): confidence is the
     estimated probability that the answer is supported by its citations and answers the
     question; conflicts name two sources that take opposite positions on it."""
     verdict = judgement.judge(question, answer, evidence)

@@ -8,7 +8,7 @@ number — by the thing it counts —, a date, a version, a name) is present in 
 whether the question's own figures and names occur in the passages or a neighbouring subject
 stands in their place, hedging, and how the sources stand towards each other (stances,
 favourable against unfavourable verdicts, different figures or dates for one thing). The
-parameters live in ``masis_core/confidence.json`` and are refitted with
+parameters live in ``masis_core/answers/confidence.json`` and are refitted with
 ``python -m bench.fit_confidence`` (scikit-learn, bench only); inference here is numpy.
 
 Two models: P(dispute) — when it passes the fitted threshold and two sources speak to the
@@ -734,7 +734,7 @@ ANSWER_FEATURES = (
 # -- the model ---------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def load_params() -> dict[str, Any]:
-    """The fitted parameters shipped with the package (``masis_core/confidence.json``)."""
+    """The fitted parameters shipped with the package (``masis_core/answers/confidence.json``)."""
     text = PARAMS_PATH.read_text()
     return json.loads(text)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from masis_core.questions import MAX_QUERY_CHARS
+from masis_core.answers.questions import MAX_QUERY_CHARS
 from masis_core.text.sentences import content_stems
 from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem
 
