@@ -165,7 +165,7 @@ def measure(
     from ingest.pipeline import Ingestor, expand_paths
     from masis_core.config import Settings
     from masis_core.runs import RunService
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     pages: dict[str, dict[int, str]] = {}
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:

@@ -50,8 +50,8 @@ from masis_core.answers.judgement import (
 )
 from masis_core.config import Settings
 from masis_core.runs import RunService
-from masis_core.services import Workbench
 from masis_core.text.sentences import markers
+from masis_core.workspaces.workbench import Workbench
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a
 # rare mode counts as much as a common one) or the plain accuracy ("overall").

@@ -24,7 +24,7 @@ from bench.retrieval_quality import DEFAULT_DATASET
 from evaluation.retrieval import index_corpus, load_beir
 from masis_core.config import Settings
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 
 def pct(values: list[float], p: float) -> float:

@@ -46,7 +46,7 @@ def peak_mb() -> float:
 def run_ours(pdfs: list[Path], tmp: Path) -> dict[str, Any]:
     from ingest.pipeline import Ingestor, Source
     from masis_core.config import Settings
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     bench = Workbench(Settings.local(tmp / "data", provider="offline"))
     ws = bench.create_workspace("bench", "wordllama")

@@ -116,7 +116,7 @@ def worker(spec_path: Path) -> None:
     from ingest.pipeline import Ingestor, Source
     from masis_core.jobs import JobManager
     from masis_core.runs import RunService
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     bench = Workbench(settings_for(Path(spec["data_dir"])))
     research = RunService(bench)
@@ -275,7 +275,7 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     from evaluation.retrieval import index_corpus, load_beir
     from masis_core.runs import RunStore
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     corpus, queries, qrels = load_beir(args.dataset)
     qids = sorted(q for q in queries if q in qrels)

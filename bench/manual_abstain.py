@@ -34,7 +34,7 @@ from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 WORKSPACE = "manuals"
 

@@ -63,7 +63,7 @@ from ingest.parsing import ParsedDocument, clean_text, parse_bytes, usable_text
 from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
 from masis_core.retrieval.hybrid import retrieve
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 MIN_REFERENCE_CHARS = 300  # a sampled page has this much real text
 ROTATED_READ_CER = 0.05  # a turned page counts as read when its own error rate is this low

@@ -55,8 +55,8 @@ from masis_core.config import Settings
 from masis_core.llm.embeddings import Embedder
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench
 from masis_core.storage.db import PostgresDatabase, SqliteDatabase
+from masis_core.workspaces.workbench import Workbench
 
 WINDOW = 200
 BATCH = 2000

@@ -70,7 +70,7 @@ def first_pass(bench: Any, ws_id: str, question: str) -> list[dict[str, Any]]:
 def collect_fitzgov(dataset: Path, n: int) -> list[dict[str, Any]]:
     from evaluation.retrieval import index_corpus, load_beir
     from masis_core.config import Settings
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     corpus, queries, qrels = load_beir(dataset)
     qids = sorted(q for q in queries if q in qrels)
@@ -96,7 +96,7 @@ def collect_fitzgov(dataset: Path, n: int) -> list[dict[str, Any]]:
 def collect_manuals(pdfs: Path, questions: Path) -> list[dict[str, Any]]:
     from ingest.pipeline import Ingestor, expand_paths
     from masis_core.config import Settings
-    from masis_core.services import Workbench
+    from masis_core.workspaces.workbench import Workbench
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:

@@ -30,9 +30,9 @@ from masis_core.modes import MODES, Mode
 from masis_core.nodes.researcher import kept_by
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.services import Workbench
 from masis_core.storage.registry import now_iso
 from masis_core.text.words import words
+from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from masis_core.modes import MODES, Mode
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 INDEX_BATCH = 512
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
-from masis_core.services import Workbench
 from masis_core.storage.registry import Document, Workspace
+from masis_core.workspaces.workbench import Workbench
 
 
 def build_parser() -> argparse.ArgumentParser:

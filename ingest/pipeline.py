@@ -24,9 +24,9 @@ from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench, part_abandoned
 from masis_core.storage.owners import current_owner, owner_alive
 from masis_core.storage.registry import INGESTING, Workspace
+from masis_core.workspaces.workbench import Workbench, part_abandoned
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
 from masis_core.modes import MODES
 from masis_core.runs import RunRecord, RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 
 def node_line(entry: dict[str, Any]) -> str:

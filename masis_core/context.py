@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from masis_core.answers.engine import Engine
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 # (queries, trusted_only or None for the setting, domains or None for the setting) -> outcome
 WebSearch = Callable[[list[str], bool | None, list[str] | None], dict[str, Any]]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from masis_core.config import Settings, get_settings
-from masis_core.services import Workbench
 from masis_core.storage.registry import Workspace
+from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
 from tests.pdfs import make_pdf
 from tests.texts import BOILER, PUMP

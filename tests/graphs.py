@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from masis_core.answers.engine import OfflineEngine
 from masis_core.context import RunContext
 from masis_core.runs import RunRecord, RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 
 def runtime_for(bench: Workbench) -> Runtime[RunContext]:

@@ -12,7 +12,7 @@ from ingest.pipeline import Ingestor
 from masis_core.config import Settings
 from masis_core.reports import run_markdown
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
 from tests.texts import REVENUE_A, REVENUE_B

@@ -9,7 +9,7 @@ import pytest
 
 from ingest.__main__ import main
 from masis_core.config import Settings
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.conftest import FIXTURES
 from tests.pdfs import filler, make_pdf
 from tests.proc import run_module

@@ -11,7 +11,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.proc import start_module
 

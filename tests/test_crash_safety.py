@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from masis_core.config import Settings
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.proc import ROOT, group_members, module_env, still_there
 

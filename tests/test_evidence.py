@@ -14,8 +14,8 @@ from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_su
 from masis_core.nodes.evaluator import check
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.runs import RunRecord, RunService, RunStore
-from masis_core.services import Workbench
 from masis_core.storage.registry import Workspace
+from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.fake_ollama import FakeOllama
 from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted

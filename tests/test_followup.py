@@ -14,8 +14,8 @@ from masis_core.answers.followup import Turn, offline_rewrite
 from masis_core.errors import InputError
 from masis_core.reports import thread_markdown
 from masis_core.runs import RunService
-from masis_core.services import Workbench
 from masis_core.storage.db import SqliteDatabase
+from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama

@@ -15,7 +15,7 @@ from PIL import Image
 from ingest.__main__ import main as ingest_main
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.proc import run_module
 

@@ -18,8 +18,8 @@ from masis_core.nodes import researcher
 from masis_core.retrieval.bm25 import Bm25Store, tokenize
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at
-from masis_core.services import Workbench
 from masis_core.storage.registry import Registry
+from masis_core.workspaces.workbench import Workbench
 from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
 
@@ -588,7 +588,7 @@ def test_blas_runs_one_thread_unless_the_operator_chose(monkeypatch) -> None:
     """Small products from several workers: OpenBLAS's extra threads only wait for cores."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from masis_core.services import single_threaded_blas
+    from masis_core.workspaces.workbench import single_threaded_blas
 
     def threads() -> set[int]:
         return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}

@@ -9,7 +9,7 @@ from ingest import pipeline
 from ingest.pipeline import Ingestor, Source, doc_id_for
 from masis_core.errors import DocumentError, EmbedderMismatch
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.conftest import FIXTURES
 from tests.pdfs import filler, make_pdf
 

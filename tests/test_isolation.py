@@ -13,7 +13,7 @@ from masis_core.modes import MODES
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import collection_name
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.proc import run_module
 
 pytestmark = pytest.mark.slow

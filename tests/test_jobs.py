@@ -19,7 +19,7 @@ from masis_core import runs
 from masis_core.errors import RunBusy
 from masis_core.jobs import JobManager
 from masis_core.runs import INTERRUPTED, RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 
 VALVE = (

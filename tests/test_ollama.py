@@ -13,7 +13,7 @@ from masis_core.config import Settings
 from masis_core.errors import ModelMissing, ProviderUnavailable
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA, OllamaEmbedder, resolve_embedder_name
 from masis_core.llm.ollama import chat_model, probe
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama, FakeOllamaState
 from tests.pdfs import filler, make_pdf

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
 from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted

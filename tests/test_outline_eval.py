@@ -19,8 +19,8 @@ from ingest.pipeline import Ingestor
 from masis_core.__main__ import main
 from masis_core.errors import InputError
 from masis_core.runs import RunService
-from masis_core.services import Workbench
 from masis_core.storage.registry import Workspace
+from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_outlined_pdf, make_pdf
 from tests.test_markup import PLAIN, rendered_text

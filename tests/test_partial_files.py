@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import STALE_AFTER, Ingestor, doc_id_for
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 
 def leftovers(bench: Workbench) -> list[str]:

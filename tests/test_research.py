@@ -10,7 +10,7 @@ from ingest.pipeline import Ingestor
 from masis_core.nodes import planner, researcher
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
 from tests.proc import run_module

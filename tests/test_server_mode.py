@@ -21,8 +21,8 @@ from ingest.pipeline import Ingestor
 from masis_core.config import Settings, get_settings
 from masis_core.errors import ConfigError
 from masis_core.runs import RunService
-from masis_core.services import Workbench
 from masis_core.storage.db import PostgresDatabase
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import make_pdf
 from tests.proc import run_module, start_module
 from tests.servers import ChromaServer

@@ -15,8 +15,8 @@ from masis_core.retrieval.bm25 import chunk_words
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import chunk_id
-from masis_core.services import Workbench
 from masis_core.storage.registry import Workspace
+from masis_core.workspaces.workbench import Workbench
 from tests.proc import run_module
 from tests.test_hybrid import IRRIGATION
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from masis_core.errors import DuplicateRow, StoreError, WorkspaceError
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 pytestmark = pytest.mark.usefixtures("backend")
 

@@ -18,9 +18,9 @@ from ingest.pipeline import Ingestor
 from masis_core.config import Settings, get_settings
 from masis_core.errors import EmbedderMismatch
 from masis_core.retrieval.store import OVERFETCH, chunk_id, collection_name, legacy_collection_name
-from masis_core.services import Workbench
 from masis_core.storage.db import SqliteDatabase
 from masis_core.storage.registry import Registry
+from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import make_pdf
 from tests.proc import run_module
 from tests.servers import ChromaServer

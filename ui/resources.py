@@ -11,7 +11,7 @@ from masis_core.answers.providers import ProviderStatus
 from masis_core.config import get_settings
 from masis_core.jobs import JobManager
 from masis_core.runs import RunService
-from masis_core.services import Workbench
+from masis_core.workspaces.workbench import Workbench
 
 PROBE_TTL_S = 30
 
