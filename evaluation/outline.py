@@ -26,8 +26,8 @@ from evaluation.retrieval import query_variants
 from ingest.isolate import ChildCall
 from ingest.outline import Heading, document_structure
 from masis_core.errors import InputError
+from masis_core.graph.nodes.researcher import kept_by
 from masis_core.modes import MODES, Mode
-from masis_core.nodes.researcher import kept_by
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.storage.registry import now_iso

@@ -19,11 +19,11 @@ from langgraph.types import Command
 from masis_core.answers.followup import Rewrite, Turn
 from masis_core.answers.providers import make_engine
 from masis_core.answers.questions import check_question
-from masis_core.context import RunContext
 from masis_core.errors import InputError, MasisError, RunBusy, WorkspaceError
-from masis_core.graph import compile_graph
+from masis_core.graph.build import compile_graph
+from masis_core.graph.context import RunContext
+from masis_core.graph.nodes.human_review import validate
 from masis_core.modes import Mode
-from masis_core.nodes.human_review import validate
 from masis_core.state import EngineName, ResearchInput
 from masis_core.storage.db import Connection, upsert
 from masis_core.storage.owners import current_owner, owner_alive

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from masis_core.config import Settings
-from masis_core.context import WebSearch
+from masis_core.graph.context import WebSearch
 from masis_core.state import Evidence
 from masis_core.storage.db import Connection, open_database, upsert
 

@@ -11,7 +11,7 @@ from PIL import Image
 
 from masis_core import report_pdf
 from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_support
-from masis_core.nodes.evaluator import check
+from masis_core.graph.nodes.evaluator import check
 from masis_core.report_pdf import PageShot, run_pdf
 from masis_core.runs import RunRecord, RunService, RunStore
 from masis_core.storage.registry import Workspace

@@ -9,9 +9,9 @@ from langgraph.runtime import Runtime
 from ingest.pipeline import Ingestor
 from masis_core.answers.engine import OfflineEngine
 from masis_core.answers.questions import MAX_QUESTION_CHARS
-from masis_core.context import RunContext
 from masis_core.errors import InputError, ReviewError
-from masis_core.nodes import human_review, web_searcher
+from masis_core.graph.context import RunContext
+from masis_core.graph.nodes import human_review, web_searcher
 from masis_core.runs import RunService
 from masis_core.web import to_evidence, web_id
 

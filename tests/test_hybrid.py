@@ -14,7 +14,7 @@ from ingest import pipeline
 from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
 from masis_core.errors import StoreError
-from masis_core.nodes import researcher
+from masis_core.graph.nodes import researcher
 from masis_core.retrieval.bm25 import Bm25Store, tokenize
 from masis_core.retrieval.hybrid import retrieve, rrf
 from masis_core.retrieval.metrics import mrr_at, ndcg_at, recall_at

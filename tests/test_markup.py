@@ -12,7 +12,7 @@ import re
 import pytest
 
 from masis_core.answers.offline import render_answer
-from masis_core.nodes.evaluator import check
+from masis_core.graph.nodes.evaluator import check
 from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,

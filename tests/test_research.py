@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ingest.pipeline import Ingestor
-from masis_core.nodes import planner, researcher
+from masis_core.graph.nodes import planner, researcher
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.runs import RunService
 from masis_core.workspaces.workbench import Workbench

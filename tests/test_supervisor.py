@@ -1,6 +1,6 @@
 """Every supervisor path (seed 002), as a pure function of state."""
 
-from masis_core.nodes import supervisor
+from masis_core.graph.nodes import supervisor
 
 
 def state(**kw):

@@ -8,8 +8,8 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from masis_core.context import RunContext
-from masis_core.nodes import (
+from masis_core.graph.context import RunContext
+from masis_core.graph.nodes import (
     critic,
     evaluator,
     human_review,

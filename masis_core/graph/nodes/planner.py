@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from masis_core.answers.questions import MAX_QUERY_CHARS
-from masis_core.context import RunContext, timed
+from masis_core.graph.context import RunContext, timed
 from masis_core.state import Plan, ResearchState
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from masis_core.answers.offline import render_answer
-from masis_core.context import RunContext, timed
-from masis_core.reviews import review
+from masis_core.graph.context import RunContext, timed
+from masis_core.graph.reviews import review
 from masis_core.state import ResearchState, all_evidence
 
 NO_EVIDENCE_ANYWHERE = (

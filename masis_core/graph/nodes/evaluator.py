@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from masis_core.answers.support import NO_CITATION, issue_of
-from masis_core.context import timed
+from masis_core.graph.context import timed
 from masis_core.state import Evidence, ResearchState, all_evidence
 from masis_core.text.sentences import claims, markers, strip_markers
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from masis_core.context import RunContext, timed
+from masis_core.graph.context import RunContext, timed
 from masis_core.state import ResearchState, all_evidence
 
 

@@ -12,8 +12,8 @@ from langgraph.types import interrupt
 
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
+from masis_core.graph.reviews import ACTIONS
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.reviews import ACTIONS
 from masis_core.state import ResearchState
 
 THRESHOLD_STEP = 0.1

@@ -7,12 +7,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from masis_core.context import RunContext, timed
+from masis_core.graph.context import RunContext, timed
+from masis_core.graph.reviews import review
 from masis_core.modes import Mode
 from masis_core.retrieval.hybrid import Candidate, retrieve
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.reviews import review
 from masis_core.state import Evidence, KeptBy, ResearchState
 
 FIRST_PASS_LIMIT = 10

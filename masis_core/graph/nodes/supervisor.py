@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core.reviews import review
+from masis_core.graph.reviews import review
 from masis_core.state import ResearchState, RetryReason
 
 LOW_CONFIDENCE = 0.65
