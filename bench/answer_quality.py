@@ -164,7 +164,7 @@ def measure(
     from ingest.parsing import parse_bytes
     from ingest.pipeline import Ingestor, expand_paths
     from masis_core.config import Settings
-    from masis_core.runs import RunService
+    from masis_core.services.runs import RunService
     from masis_core.workspaces.workbench import Workbench
 
     pages: dict[str, dict[int, str]] = {}

@@ -49,7 +49,7 @@ from masis_core.answers.judgement import (
     reliability,
 )
 from masis_core.config import Settings
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.text.sentences import markers
 from masis_core.workspaces.workbench import Workbench
 

@@ -23,7 +23,7 @@ import numpy as np
 from bench.retrieval_quality import DEFAULT_DATASET
 from evaluation.retrieval import index_corpus, load_beir
 from masis_core.config import Settings
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 
 

@@ -114,8 +114,8 @@ def worker(spec_path: Path) -> None:
     logging.getLogger().addHandler(scan)
 
     from ingest.pipeline import Ingestor, Source
-    from masis_core.jobs import JobManager
-    from masis_core.runs import RunService
+    from masis_core.services.jobs import JobManager
+    from masis_core.services.runs import RunService
     from masis_core.workspaces.workbench import Workbench
 
     bench = Workbench(settings_for(Path(spec["data_dir"])))
@@ -274,7 +274,7 @@ def main() -> None:
         return
     logging.basicConfig(level=logging.ERROR)
     from evaluation.retrieval import index_corpus, load_beir
-    from masis_core.runs import RunStore
+    from masis_core.services.runs import RunStore
     from masis_core.workspaces.workbench import Workbench
 
     corpus, queries, qrels = load_beir(args.dataset)

@@ -33,7 +33,7 @@ from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 
 WORKSPACE = "manuals"

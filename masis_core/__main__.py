@@ -16,7 +16,7 @@ from masis_core.answers.judgement import percent
 from masis_core.cli import setup_logging
 from masis_core.errors import InputError, MasisError
 from masis_core.modes import MODES
-from masis_core.runs import RunRecord, RunService
+from masis_core.services.runs import RunRecord, RunService
 from masis_core.workspaces.workbench import Workbench
 
 
@@ -126,7 +126,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     bench = Workbench()
     status = bench.provider_status()
-    from masis_core.runs import RunStore
+    from masis_core.services.runs import RunStore
 
     runs = RunStore(bench).list(limit=20)
     data: dict[str, Any] = {

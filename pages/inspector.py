@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from masis_core.inspection import (
+from masis_core.retrieval.thresholds import threshold_for
+from masis_core.services.inspection import (
     kept_summary,
     node_latency,
     pass_summary,
@@ -14,7 +15,6 @@ from masis_core.inspection import (
     verdict_reliability,
     workspace_scores,
 )
-from masis_core.retrieval.thresholds import threshold_for
 from ui import charts
 from ui.evaluation import evaluation_panel
 from ui.resources import run_service

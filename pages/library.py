@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ingest.pipeline import Source
-from masis_core.inspection import batch_table
+from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs, workbench

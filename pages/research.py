@@ -10,9 +10,9 @@ import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.modes import MODES
-from masis_core.runs import RunRecord
+from masis_core.services.runs import RunRecord
+from masis_core.services.web import parse_domains
 from masis_core.text.markup import untrusted
-from masis_core.web import parse_domains
 from ui.follow import follow_run, watch_record
 from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, run_service, workbench

@@ -6,9 +6,14 @@ import functools
 
 import streamlit as st
 
-from masis_core.inspection import run_table
-from masis_core.report_pdf import pdf_filename
-from masis_core.reports import report_filename, run_markdown, thread_filename, thread_markdown
+from masis_core.services.inspection import run_table
+from masis_core.services.report_pdf import pdf_filename
+from masis_core.services.reports import (
+    report_filename,
+    run_markdown,
+    thread_filename,
+    thread_markdown,
+)
 from ui.evidence import report_pdf
 from ui.followup import thread_caption
 from ui.resources import run_service

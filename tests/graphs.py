@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from masis_core.answers.engine import OfflineEngine
 from masis_core.graph.context import RunContext
-from masis_core.runs import RunRecord, RunService
+from masis_core.services.runs import RunRecord, RunService
 from masis_core.workspaces.workbench import Workbench
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 from ingest.pipeline import Ingestor
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
 

@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings
-from masis_core.reports import run_markdown
-from masis_core.runs import RunService
+from masis_core.services.reports import run_markdown
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf

@@ -18,7 +18,7 @@ from PIL import Image
 
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.config import Settings
-from masis_core.runs import RunStore
+from masis_core.services.runs import RunStore
 from masis_core.workspaces.workbench import Workbench
 from tests.browser import screenshot
 from tests.test_browser import FIXTURE, ask, create_workspace, go, page, show_the_page  # noqa: F401

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import Ingestor
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 from tests.proc import start_module

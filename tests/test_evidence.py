@@ -1,5 +1,6 @@
 """Checkable answers: support per sentence (``masis_core.answers.support``), flags marked in
-place, the highlighted page on the research page, and the PDF export (``masis_core.report_pdf``)."""
+place, the highlighted page on the research page, and the PDF export
+(``masis_core.services.report_pdf``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import json
 import pypdfium2 as pdfium
 from PIL import Image
 
-from masis_core import report_pdf
 from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_support
 from masis_core.graph.nodes.evaluator import check
-from masis_core.report_pdf import PageShot, run_pdf
-from masis_core.runs import RunRecord, RunService, RunStore
+from masis_core.services import report_pdf
+from masis_core.services.report_pdf import PageShot, run_pdf
+from masis_core.services.runs import RunRecord, RunService, RunStore
 from masis_core.storage.registry import Workspace
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle

@@ -15,7 +15,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from masis_core.config import get_settings
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.conftest import DEAD_HOST
 from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted

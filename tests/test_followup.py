@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from masis_core.__main__ import main
 from masis_core.answers.followup import Turn, offline_rewrite
 from masis_core.errors import InputError
-from masis_core.reports import thread_markdown
-from masis_core.runs import RunService
+from masis_core.services.reports import thread_markdown
+from masis_core.services.runs import RunService
 from masis_core.storage.db import SqliteDatabase
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle

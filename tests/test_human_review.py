@@ -12,8 +12,8 @@ from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
 from masis_core.graph.nodes import human_review, web_searcher
-from masis_core.runs import RunService
-from masis_core.web import to_evidence, web_id
+from masis_core.services.runs import RunService
+from masis_core.services.web import to_evidence, web_id
 
 NO_EVIDENCE = {"kind": "no_evidence", "options": ["rephrase", "cancel"]}
 

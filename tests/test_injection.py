@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.pipeline import Ingestor
 from masis_core.answers.ollama_engine import number_evidence
 from masis_core.config import get_settings
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app
 from tests.fake_tavily import FakeTavily, result

@@ -12,7 +12,7 @@ from ingest.pipeline import Ingestor
 from masis_core.modes import MODES
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.store import collection_name
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.proc import run_module
 

@@ -15,10 +15,10 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ingest.pipeline import Ingestor, Source, doc_id_for
-from masis_core import runs
 from masis_core.errors import RunBusy
-from masis_core.jobs import JobManager
-from masis_core.runs import INTERRUPTED, RunService
+from masis_core.services import runs
+from masis_core.services.jobs import JobManager
+from masis_core.services.runs import INTERRUPTED, RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
 

@@ -7,7 +7,7 @@ import pytest
 from ingest.pipeline import Ingestor
 from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import MasisError
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from tests.texts import REVENUE_A, REVENUE_B
 
 pytestmark = pytest.mark.slow

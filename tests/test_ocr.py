@@ -14,8 +14,8 @@ from PIL import Image
 
 from ingest.ocr import OCR_DPI, OcrOptions, rapidocr_available
 from ingest.pipeline import FileReport, Ingestor, Source
-from masis_core.reports import citation_source, run_markdown
-from masis_core.runs import RunService
+from masis_core.services.reports import citation_source, run_markdown
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 
 A6 = (105, 148)  # mm: a small page keeps OCR in the tests to a few seconds

@@ -18,7 +18,7 @@ from ingest.outline import detect_headings
 from ingest.pipeline import Ingestor
 from masis_core.__main__ import main
 from masis_core.errors import InputError
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.storage.registry import Workspace
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle

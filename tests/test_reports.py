@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from masis_core.inspection import (
+from masis_core.services.inspection import (
     node_latency,
     pass_summary,
     retry_reasons,
@@ -14,8 +14,8 @@ from masis_core.inspection import (
     score_rows,
     workspace_scores,
 )
-from masis_core.reports import citation_source, run_markdown
-from masis_core.runs import RunRecord
+from masis_core.services.reports import citation_source, run_markdown
+from masis_core.services.runs import RunRecord
 
 TRACE = [
     {"node": "supervisor", "decision": "first_run"},

@@ -9,7 +9,7 @@ import pytest
 from ingest.pipeline import Ingestor
 from masis_core.graph.nodes import planner, researcher
 from masis_core.retrieval.hybrid import retrieve
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf

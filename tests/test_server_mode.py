@@ -20,7 +20,7 @@ import pytest
 from ingest.pipeline import Ingestor
 from masis_core.config import Settings, get_settings
 from masis_core.errors import ConfigError
-from masis_core.runs import RunService
+from masis_core.services.runs import RunService
 from masis_core.storage.db import PostgresDatabase
 from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import make_pdf

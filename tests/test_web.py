@@ -13,8 +13,8 @@ from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
 from masis_core.answers.engine import default_allocation
 from masis_core.config import Settings, get_settings
-from masis_core.runs import RunService
-from masis_core.web import WebSearcher, dedup, normalise_url, web_id
+from masis_core.services.runs import RunService
+from masis_core.services.web import WebSearcher, dedup, normalise_url, web_id
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.fake_tavily import FakeTavily, result

@@ -1,4 +1,4 @@
-"""Plotly figures for the inspector, built from ``masis_core.inspection`` tables."""
+"""Plotly figures for the inspector, built from ``masis_core.services.inspection`` tables."""
 
 from __future__ import annotations
 

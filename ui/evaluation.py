@@ -14,7 +14,7 @@ import streamlit as st
 
 from evaluation.outline import EvaluationStore, load_question_file, run_evaluation
 from masis_core.errors import InputError
-from masis_core.jobs import Job
+from masis_core.services.jobs import Job
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
 from ui import charts

@@ -18,9 +18,9 @@ from masis_core.answers.support import (
     cited_sentences,
     sentence_support,
 )
-from masis_core.report_pdf import PageShot, run_pdf
-from masis_core.reports import citation_source
-from masis_core.runs import RunRecord
+from masis_core.services.report_pdf import PageShot, run_pdf
+from masis_core.services.reports import citation_source
+from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, quote_block, untrusted
 from ui.resources import highlighted_page
 

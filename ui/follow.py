@@ -11,7 +11,7 @@ from typing import Literal
 
 import streamlit as st
 
-from masis_core.jobs import FileProgress, Job
+from masis_core.services.jobs import FileProgress, Job
 from masis_core.text.markup import untrusted
 from ui.resources import jobs, run_service
 from ui.views import render_trace

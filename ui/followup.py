@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from masis_core.errors import MasisError
-from masis_core.runs import RunRecord
+from masis_core.services.runs import RunRecord
 from masis_core.text.markup import untrusted
 from ui.resources import jobs, run_service
 

@@ -9,8 +9,8 @@ from ingest.isolate import highlight_pdf_page
 from ingest.pipeline import Ingestor
 from masis_core.answers.providers import ProviderStatus
 from masis_core.config import get_settings
-from masis_core.jobs import JobManager
-from masis_core.runs import RunService
+from masis_core.services.jobs import JobManager
+from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 
 PROBE_TTL_S = 30

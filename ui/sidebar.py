@@ -8,7 +8,7 @@ import streamlit as st
 
 from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
-from masis_core.runs import RunRecord
+from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
 from ui.resources import provider_status, run_service, workbench

@@ -1,7 +1,7 @@
 """Drawing a run: per-node trace panels, the cited answer, and the inline review form.
 
-Shared by the research and runs pages. Everything here renders what ``masis_core.runs`` returns;
-no retrieval or routing happens in the UI.
+Shared by the research and runs pages. Everything here renders what
+``masis_core.services.runs`` returns; no retrieval or routing happens in the UI.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import streamlit as st
 
 from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
-from masis_core.reports import citation_source
-from masis_core.runs import RunRecord
+from masis_core.services.reports import citation_source
+from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import escape_markdown, quote_block, safe_link, untrusted
 from ui.evidence import answer_markdown_marked, page_view, support_panel

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from masis_core.answers.judgement import reliability
-from masis_core.jobs import FileProgress
-from masis_core.runs import RunRecord
+from masis_core.services.jobs import FileProgress
+from masis_core.services.runs import RunRecord
 
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
 OUTCOMES = {

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from masis_core.runs import RunRecord, RunService
+from masis_core.services.runs import RunRecord, RunService
 from masis_core.storage.registry import Workspace
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
-from masis_core.reports import citation_source, run_facts
-from masis_core.runs import RunRecord
+from masis_core.services.reports import citation_source, run_facts
+from masis_core.services.runs import RunRecord
 
 FONT_CANDIDATES = (
     Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),

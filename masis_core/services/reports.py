@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from masis_core.answers.judgement import percent
-from masis_core.runs import RunRecord
+from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,

@@ -24,11 +24,11 @@ from masis_core.graph.build import compile_graph
 from masis_core.graph.context import RunContext
 from masis_core.graph.nodes.human_review import validate
 from masis_core.modes import Mode
+from masis_core.services.web import make_web_search
 from masis_core.state import EngineName, ResearchInput
 from masis_core.storage.db import Connection, upsert
 from masis_core.storage.owners import current_owner, owner_alive
 from masis_core.storage.registry import now_iso
-from masis_core.web import make_web_search
 from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)
