@@ -1,6 +1,8 @@
 """The packages depend on each other one way only, as the README's Layout section draws it.
 
-masis_core (settings, state, graph, nodes, engines, retrieval, storage, runs, jobs)
+masis_core, inside, bottom to top (``CORE_LAYERS``):
+  foundation (config, errors, faults, prompts, modes, state: top-level modules)
+  ← text, storage, llm ← retrieval ← answers ← workspaces ← graph ← services
   ← ingest (parsing, chunking, the pipeline)
   ← evaluation (measures on data sets and folders of PDFs: ingests, then asks)
   ← ui (Streamlit building blocks) ← pages, app.py
@@ -21,20 +23,60 @@ ENTRY_POINTS = {"__main__.py"}
 STREAMLIT_ALLOWED = {"ui", "pages", "app"}
 
 
+# masis_core's subpackages by rank; the foundation modules are rank 0 and may import each
+# other. A package imports its own modules and those of lower rank, never one beside it.
+FOUNDATION = {"config", "errors", "faults", "prompts", "modes", "state"}
+CORE_LAYERS: list[set[str]] = [
+    FOUNDATION,
+    {"text", "storage", "llm"},
+    {"retrieval"},
+    {"answers"},
+    {"workspaces"},
+    {"graph"},
+    {"services"},
+]
+CORE_RANK = {part: rank for rank, parts in enumerate(CORE_LAYERS) for part in parts}
+
+
 def package_of(path: Path) -> str:
     return path.relative_to(ROOT).parts[0].removesuffix(".py")
 
 
-def imported_packages(path: Path) -> set[str]:
-    """Top-level names of every import in the module, including those inside functions."""
+def imported_modules(path: Path) -> set[str]:
+    """Dotted names of every import in the module, including those inside functions
+    (``from a.b import c`` gives ``a.b.c``: ``c`` may be a module)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
+
+
+def imported_packages(path: Path) -> set[str]:
+    """Top-level names of every import in the module."""
+    return {name.split(".")[0] for name in imported_modules(path)}
+
+
+def core_part(dotted: str) -> str | None:
+    """The rank-holding part of a ``masis_core`` module: its subpackage or foundation module."""
+    parts = dotted.split(".")
+    return parts[1] if parts[0] == "masis_core" and len(parts) > 1 else None
+
+
+def core_violations(path: Path, own: str) -> list[str]:
+    """The parts of ``masis_core`` that a module of part ``own`` must not import but does."""
+    wrong = set()
+    for name in imported_modules(path):
+        part = core_part(name)
+        if part is None or part == own or part not in CORE_RANK:
+            continue
+        both_foundation = part in FOUNDATION and own in FOUNDATION
+        if CORE_RANK[part] >= CORE_RANK[own] and not both_foundation:
+            wrong.add(part)
+    return sorted(wrong)
 
 
 def modules() -> list[Path]:
@@ -58,6 +100,31 @@ def test_no_layer_imports_a_higher_one() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_core_packages_import_downwards_only() -> None:
+    wrong = []
+    for path in sorted((ROOT / "masis_core").rglob("*.py")):
+        own = path.relative_to(ROOT / "masis_core").parts[0].removesuffix(".py")
+        if own in {"__main__", "cli", "__init__"}:
+            continue
+        wrong.extend(
+            f"{path.relative_to(ROOT)} imports masis_core.{part}"
+            for part in core_violations(path, own)
+        )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_core_part_has_a_rank() -> None:
+    """A new subpackage or foundation module must be placed in ``CORE_LAYERS`` (and in the
+    README's Layout) before it is used."""
+    parts = {
+        path.name.removesuffix(".py")
+        for path in (ROOT / "masis_core").iterdir()
+        if (path.suffix == ".py" or (path / "__init__.py").exists())
+        and path.name not in {"__init__.py", "__main__.py", "cli.py"}
+    }
+    assert parts == set(CORE_RANK)
+
+
 def test_only_the_ui_layers_import_streamlit() -> None:
     wrong = [
         str(path.relative_to(ROOT))
@@ -72,3 +139,19 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
     module.write_text("def f():\n    from ui.resources import jobs\n    import streamlit\n")
     assert {"ui", "streamlit"} <= imported_packages(module)
+
+
+def test_the_core_checker_sees_sideways_and_upward_imports(tmp_path: Path) -> None:
+    """retrieval importing answers (upward) and text importing storage (beside) are caught;
+    retrieval importing text and config importing modes are not."""
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "def f():\n    from masis_core.answers import judgement\n"
+        "from masis_core.text.words import words\n"
+    )
+    assert core_violations(module, "retrieval") == ["answers"]
+    module.write_text("from masis_core.storage import db\n")
+    assert core_violations(module, "text") == ["storage"]
+    module.write_text("from masis_core import modes\n")
+    assert core_violations(module, "config") == []
+    assert core_violations(module, "retrieval") == []
