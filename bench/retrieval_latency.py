@@ -11,7 +11,7 @@ queries go to one of them. With ``--cache`` the built data dir (and the windows'
 is kept there and reused by the next run with the same settings — the build, not the queries,
 is what takes minutes. ``--postgres URL`` (an empty database, or one this option filled
 before) copies the build's registry and keyword rows there and reads them from PostgreSQL, as
-server mode does (README "Run for a team"). Per query, embedding included in every column:
+server mode does (docs/team.md). Per query, embedding included in every column:
 
 - raw Chroma kNN: ``collection.query`` top-10 on the workspace's collection, no filter;
 - BM25 alone: the workspace's keyword index, top-10;

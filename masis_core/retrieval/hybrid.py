@@ -24,11 +24,11 @@ from masis_core.retrieval.store import VectorStore
 
 Fusion = Literal["minmax", "rrf"]
 
-# Measured on fitzgov-dev with WordLlama (bench/retrieval_quality.py, README): a convex
+# Measured on fitzgov-dev with WordLlama (bench/retrieval_quality.py, docs/retrieval.md): a convex
 # combination of per-variant min-max normalised scores beats RRF there, because RRF throws away
 # how far apart two candidates' scores are. The weights (dense, BM25, soft keyword match) sit on
 # a plateau: 0.4/0.3/0.3, 0.4/0.4/0.2 and 0.3/0.4/0.3 are within 0.002 nDCG@10, and choosing
-# them on one half of the queries gained the same over BM25 on the other half (README).
+# them on one half of the queries gained the same over BM25 on the other half (docs/retrieval.md).
 DENSE_WEIGHT = 0.4
 SOFT_WEIGHT = 0.3
 RRF_K = 60

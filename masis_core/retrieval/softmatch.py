@@ -10,7 +10,7 @@ IDF in the workspace: rare words — codes, names — decide, filler words barel
 
 It is a fusion signal computed only over the candidate pool the dense and keyword searches
 return, never a search of its own. On fitzgov-dev it adds 0.008 nDCG@10 to dense + BM25
-fusion (bench/retrieval_quality.py; README, *Retrieval quality*).
+fusion (bench/retrieval_quality.py; docs/retrieval.md).
 
 Cost (bench/retrieval_latency.py, 100,000 chunks, 3 variants): this was 23 of 45 ms a
 retrieval when each chunk's word vectors were stacked into a matrix and multiplied per chunk
@@ -21,7 +21,7 @@ question's pool still cost ~10 ms: splitting its texts into words and embedding 
 process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
 and held by the keyword index as numbers into the workspace's vocabulary, whose rows in the
 word table are looked up once per index build (``ChunkWords._from_stored``): with the other
-changes of that round, 3 variants went from 27-31 to 14-20 ms p50 (README *Performance*).
+changes of that round, 3 variants went from 27-31 to 14-20 ms p50 (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -294,22 +294,21 @@ class VectorStore:
         """Top-k per query vector, from one unfiltered kNN call on the workspace's collection,
         and the visible rows of the chunks ``also`` names (hybrid's keyword candidates) read
         in the same call as the hits' (one call of 60 rows took 9.6 ms p50 at 100,000 chunks,
-        two of 30 10.6 ms: bench/retrieval_latency.py's store, README *Performance*).
+        two of 30 10.6 ms: bench/retrieval_latency.py's store, docs/performance.md).
 
-        Any ``where`` makes Chroma evaluate the metadata filter over the whole collection
-        first, which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, README).
-        So the kNN runs unfiltered, ``OVERFETCH`` deep beyond k, and the hidden (still
-        ingesting) or excluded chunks are dropped from its answer. That is exact whenever k
-        chunks survive; a variant for which fewer do, while the list was full, is asked again
-        with the filter inside Chroma — the rare case of a large document mid-ingest that
-        outranks everything else.
+        Any ``where`` makes Chroma evaluate the metadata filter over the whole collection first,
+        which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, docs/performance.md). So
+        the kNN runs unfiltered, ``OVERFETCH`` deep beyond k, and the hidden (still ingesting) or
+        excluded chunks are dropped from its answer. That is exact whenever k chunks survive; a
+        variant for which fewer do, while the list was full, is asked again with the filter inside
+        Chroma — the rare case of a large document mid-ingest that outranks everything else.
 
         The kNN returns ids and distances only, and the rows (text, metadata and, with
         ``embeddings``, the stored vector) are read by id for the first k of each list
         together, further down a list only when some of its first k are dropped. Reading the
         rows is what a Chroma query costs: at 100,000 chunks, three variants 40 deep took
         4.4 ms with distances only and 23-27 ms with documents and metadata
-        (bench/retrieval_latency.py, README *Performance*); the variants' lists overlap, and
+        (bench/retrieval_latency.py, docs/performance.md); the variants' lists overlap, and
         the overfetched tail is rarely needed.
         """
         k = max(1, k)
