@@ -33,6 +33,10 @@ from masis_core.workspaces.workbench import Workbench
 log = logging.getLogger(__name__)
 
 MODES = ("answer", "abstain", "dispute")
+HEADLINE = (
+    "every answered case; an answer where the right call was 'dispute' or 'abstain' counts as wrong"
+)
+WITHOUT_DISPUTES = "answered cases whose right call was 'answer' or 'abstain' (disputes left out)"
 FAST_TMP = Path("/dev/shm")
 
 
@@ -105,12 +109,14 @@ def case_record(case: dict[str, Any], rec: RunRecord) -> dict[str, Any]:
 def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
     """Confusion, per-mode and per-category accuracy, and the confidence's calibration.
 
-    Calibration pairs each judged case's confidence (the estimated probability that the
-    evidence answers the question and the answer is supported) with whether answering was
-    right (the case expects an answer), over the answer and abstain cases: the question the
-    confidence speaks to. A dispute the critic missed is answered wrongly whatever the
-    confidence; the stricter ``calibration_answered_with_disputes`` counts those as wrong
-    answers too. Cases that stopped before the critic (no evidence) have no confidence."""
+    The headline, ``calibration_error``, is over every answered case: the confidence an
+    answer was shown with against whether answering was right, so an answer given where the
+    right call was "dispute" (or "abstain") counts as wrong. That is what an analyst reading
+    an answer's confidence meets. ``calibration_error_without_disputes`` leaves out the cases
+    whose right call was a dispute, labelled as such. ``calibration`` pairs each judged case's
+    confidence with whether answering was right over the answer and abstain cases (the
+    question the answer model speaks to); the ``calibration_*`` blocks hold the reliability
+    bins. Cases that stopped before the critic (no evidence) have no confidence."""
     confusion: dict[str, Counter] = {m: Counter() for m in MODES}
     categories: dict[str, Counter] = {}
     for r in records:
@@ -136,10 +142,17 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
     answered_all = [
         (r["confidence"], r["expected"] == "answer") for r in scored if r["got"] == "answer"
     ]
+    strict, lenient = reliability(answered_all), reliability(answered)
     return {
         "cases": total,
         "engine": engine,
         "accuracy": round(correct / total, 3) if total else None,
+        "calibration_error": {"ece": strict["ece"], "count": strict["count"], "over": HEADLINE},
+        "calibration_error_without_disputes": {
+            "ece": lenient["ece"],
+            "count": lenient["count"],
+            "over": WITHOUT_DISPUTES,
+        },
         "per_mode": per_mode,
         "per_category": {
             k: {"cases": c["cases"], "accuracy": round(c["correct"] / c["cases"], 3)}
@@ -147,8 +160,8 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
         },
         "confusion": {m: dict(c) for m, c in confusion.items()},
         "calibration": reliability(judged),
-        "calibration_answered": reliability(answered),
-        "calibration_answered_with_disputes": reliability(answered_all),
+        "calibration_answered": lenient,
+        "calibration_answered_with_disputes": strict,
         "records": records,
     }
 
@@ -219,11 +232,29 @@ def format_reliability(calibration: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _headline(report: dict[str, Any]) -> list[str]:
+    """The calibration error over every answered case, then the figure without disputes."""
+    out = []
+    for key, label in (
+        (
+            "calibration_error",
+            "calibration error (ECE) over every answered case, disputes "
+            "included (answered = wrong)",
+        ),
+        ("calibration_error_without_disputes", "without the disputes' cases"),
+    ):
+        block = report.get(key) or {}
+        if block.get("ece") is not None:
+            out.append(f"{label}: {block['ece']:.3f} ({block['count']} answered)")
+    return out
+
+
 def format_report(report: dict[str, Any]) -> str:
     cols = [*MODES, "error"]
     lines = [
         f"{report['cases']} cases, engine {report['engine']}: "
         f"mode accuracy {report['accuracy']:.1%}",
+        *_headline(report),
         "",
         f"{'expected / got':>16} | " + " | ".join(f"{c:>7}" for c in cols) + " | accuracy",
     ]
@@ -237,9 +268,9 @@ def format_report(report: dict[str, Any]) -> str:
         for cat, v in report["per_category"].items()
     ]
     for key, title in (
-        ("calibration", "judged answer and abstain cases"),
-        ("calibration_answered", "answered answer and abstain cases"),
         ("calibration_answered_with_disputes", "every answered case, missed disputes wrong"),
+        ("calibration_answered", "answered cases, disputes left out"),
+        ("calibration", "judged answer and abstain cases"),
     ):
         cal = report[key]
         if not cal["count"]:

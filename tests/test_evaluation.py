@@ -76,6 +76,24 @@ def test_summary_has_records_modes_categories_and_calibration() -> None:
     assert strict["ece"] == pytest.approx((0.1 + 0.8) / 2, abs=1e-3)
 
 
+def test_the_headline_calibration_error_counts_every_answered_case() -> None:
+    """The figure a report leads with is over every answered case: d, answered where the right
+    call was a dispute, is a wrong answer at 0.8. The figure without disputes follows, named."""
+    report = evaluation.summarise(records(), "offline")
+    assert list(report)[:4] == ["cases", "engine", "accuracy", "calibration_error"]
+    headline = report["calibration_error"]
+    assert headline["count"] == 2
+    assert headline["ece"] == pytest.approx((0.1 + 0.8) / 2, abs=1e-3)
+    assert "dispute" in headline["over"]
+    without = report["calibration_error_without_disputes"]
+    assert (without["count"], without["ece"]) == (1, pytest.approx(0.1, abs=1e-3))
+    text = evaluation.format_report(report).splitlines()
+    assert text[1].startswith("calibration error (ECE) over every answered case, disputes")
+    assert "0.450" in text[1] and "2 answered" in text[1]
+    assert text[2].startswith("without the disputes")
+    assert "0.100" in text[2]
+
+
 def test_text_report_prints_a_reliability_table() -> None:
     text = evaluation.format_report(evaluation.summarise(records(), "offline"))
     assert "expected calibration error" in text
