@@ -16,7 +16,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ingest.pipeline import Ingestor, Source, doc_id_for
 from masis_core.errors import RunBusy
-from masis_core.services import runs
+from masis_core.services import heartbeat
 from masis_core.services.jobs import JobManager
 from masis_core.services.runs import INTERRUPTED, RunService
 from masis_core.workspaces.workbench import Workbench
@@ -149,22 +149,23 @@ def test_the_heartbeat_thread_ends_when_no_run_is_driven(
 ) -> None:
     """An idle service holds no thread: a thread left beating forever also kept its service,
     Chroma client and graph alive (hundreds of them in one test session)."""
-    monkeypatch.setattr(runs, "HEARTBEAT_S", 0.001)
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 0.001)
     started: list[threading.Thread] = []
-    original = research._beating
+    beats = research.driver.heartbeat
+    original = beats.beating
 
     def beating(run_id: str, on: bool) -> None:
         original(run_id, on)
-        if on and research._beat_thread is not None:
-            started.append(research._beat_thread)
+        if on and beats.thread is not None:
+            started.append(beats.thread)
 
-    monkeypatch.setattr(research, "_beating", beating)
+    monkeypatch.setattr(beats, "beating", beating)
     rec = research.ask(ws.id, "At what pressure does the relief valve open?")
     assert rec.status == "completed"
     assert started, "no heartbeat thread ran during the run"
     started[0].join(timeout=60)
     assert not started[0].is_alive()
-    assert research._beat_thread is None
+    assert beats.thread is None
 
 
 def test_run_job_finishes_without_its_page(bench: Workbench, research: RunService, ws) -> None:

@@ -13,6 +13,7 @@ from ingest.pipeline import Ingestor
 from masis_core.__main__ import main as masis_main
 from masis_core.answers.engine import default_allocation
 from masis_core.config import Settings, get_settings
+from masis_core.services.driving import run_config
 from masis_core.services.runs import RunService
 from masis_core.services.web import WebSearcher, dedup, normalise_url, web_id
 from masis_core.workspaces.workbench import Workbench
@@ -282,7 +283,7 @@ def test_a_web_source_rejected_in_a_conflict_review_stays_out_though_cached(
     assert done.status == "completed", done.hitl
     resumed = [t for t in done.trace if t["node"] == "web_searcher"][-1]
     assert resumed["cache_hits"] == 1 and resumed["excluded"] == 1  # the cache still has it
-    state = research.graph.get_state(research._config(done.run_id)).values
+    state = research.graph.get_state(run_config(done.run_id)).values
     evidence = [*state["evidence"], *state["web_evidence"]]
     assert evidence and all(e["doc_id"] == report.doc_id for e in evidence)
     assert {c["doc_id"] for c in done.citations} == {report.doc_id}
