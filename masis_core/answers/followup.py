@@ -32,7 +32,7 @@ NOT_TOPIC = frozenset(
 # reference, little enough to keep the condensing call short.
 HISTORY_TURNS = 3
 ANSWER_CHARS = 600
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_TOKEN = re.compile(r"[^\W_][\w'.-]*[^\W_]|[^\W_]")
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def head_stems(question: str, n: int = 2, subject: bool = False) -> set[str]:
     introduced the pipe operator?" is about *introduced* and *pipe*, not *version*."""
     body = _FRAME.sub(" ", question, count=1)
     out: list[str] = []
-    for w in re.findall(r"[A-Za-z][\w'-]*", body):
+    for w in re.findall(r"[^\W\d_][\w'-]*", body):
         st = content_stems(w) - _KIND_STEMS if subject else content_stems(w)
         if st:
             out.extend(sorted(st))
@@ -171,7 +171,7 @@ def head_stems(question: str, n: int = 2, subject: bool = False) -> set[str]:
     return set(out[:n])
 
 
-_HOW_MANY = re.compile(r"\bhow many ([A-Za-z][\w-]*)", re.I)
+_HOW_MANY = re.compile(r"\bhow many ([^\W\d_][\w-]*)", re.I)
 _COUNT_WINDOW = 3  # words between a figure and the thing it counts ("40 source packages")
 
 

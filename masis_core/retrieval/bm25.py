@@ -35,6 +35,7 @@ from masis_core.faults import kill_at
 from masis_core.storage.db import Connection, Database, upsert
 from masis_core.text.words import BM25_STOPWORDS as STOPWORDS
 from masis_core.text.words import SNOWBALL as _STEMMER
+from masis_core.text.words import lowered
 
 if TYPE_CHECKING:
     from masis_core.retrieval.store import VectorStore
@@ -59,7 +60,7 @@ def tokenize(text: str) -> list[str]:
     whole *and* as their parts, so 'e1042', 'E-1042' and '1042' all match."""
     out: list[str] = []
     append = out.append
-    for raw in _WORD.findall(text.lower()):
+    for raw in _WORD.findall(lowered(text)):
         if "-" in raw or "." in raw or "/" in raw:  # rare: split only these
             parts = [p for p in _SEPARATORS.split(raw) if p]
             if len(parts) > 1:
@@ -72,7 +73,7 @@ def tokenize(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """The distinct lower-cased words of a text without stop words, unstemmed, in order."""
-    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS))
+    return list(dict.fromkeys(w for w in _WORD.findall(lowered(text)) if w not in STOPWORDS))
 
 
 def chunk_words(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 import bm25s
 import Stemmer
@@ -142,11 +143,20 @@ STOP_WORDS: frozenset[str] = frozenset(
     ]
 )
 
-_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
+# A word: a letter or digit of any script, then letters, digits, "'", "_" or "-". An ASCII
+# class here cut "Ventilprüfung" into "ventilpr" and "fung" and dropped Greek and Cyrillic.
+WORD = r"[^\W_][\w'-]*"
+_WORD_RE = re.compile(WORD)
+
+
+def lowered(text: str) -> str:
+    """``text`` NFKC-normalised, as ingest stores documents (a question pasted with combining
+    accents then has the same words as the page), and lower-cased."""
+    return unicodedata.normalize("NFKC", text).lower()
 
 
 def words(text: str) -> list[str]:
-    return _WORD_RE.findall(text.lower())
+    return _WORD_RE.findall(lowered(text))
 
 
 # Words that ask rather than inform: never counted as content the answer must cover.
