@@ -316,54 +316,48 @@ class VectorStore:
         depth = k + OVERFETCH + (k if excluded else 0)
         vectors = [np.asarray(v, dtype=np.float32) for v in query_embeddings]
         ranked = self._nearest(embed_model, workspace_id, vectors, depth)
-        rows: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
-        read: set[str] = set()
-
-        def fetch(ids: Iterable[str]) -> None:
-            new = [cid for cid in dict.fromkeys(ids) if cid not in read]
-            if new:
-                read.update(new)
-                got = self.get_with_embeddings(
-                    embed_model, workspace_id, new, embeddings=embeddings
-                )
-                rows.update(got)
-
-        def kept(ranking: list[tuple[str, float]]) -> list[tuple[str, float]]:
-            return [
-                (cid, score)
-                for cid, score in ranking
-                if cid in rows and rows[cid][1].get("doc_id") not in excluded
-            ]
-
-        fetch([*(cid for ranking in ranked for cid, _ in ranking[:k]), *also])
+        rows = _Rows(
+            lambda ids: self.get_with_embeddings(
+                embed_model, workspace_id, ids, embeddings=embeddings
+            ),
+            excluded,
+        )
+        rows.fetch([*(cid for ranking in ranked for cid, _ in ranking[:k]), *also])
         out: list[list[Hit]] = []
         retry: list[int] = []
         for i, ranking in enumerate(ranked):
-            shown = kept(ranking[:k])
+            shown = rows.kept(ranking[:k])
             if len(shown) < k:  # some of the first k are hidden or excluded: read on
-                fetch(cid for cid, _ in ranking[k:])
-                shown = kept(ranking)
+                rows.fetch(cid for cid, _ in ranking[k:])
+                shown = rows.kept(ranking)
                 if len(shown) < k and len(ranking) == depth:
                     retry.append(i)
-            out.append(
-                [
-                    Hit(
-                        cid, rows[cid][0], rows[cid][1], score, rows[cid][2] if embeddings else None
-                    )
-                    for cid, score in shown[:k]
-                ]
-            )
+            out.append(rows.hits(shown[:k], embeddings))
         if retry:
-            where: dict[str, Any] = {"visible": True}
-            if excluded:
-                where = {"$and": [where, {"doc_id": {"$nin": sorted(excluded)}}]}
-            include = ["documents", "metadatas", "distances", *(["embeddings"] * embeddings)]
-            res = self._query(
-                embed_model, workspace_id, [vectors[i] for i in retry], k, where, include
+            again = self._query_filtered(
+                embed_model, workspace_id, [vectors[i] for i in retry], k, excluded, embeddings
             )
-            for i, hits in zip(retry, _hits(res, embeddings), strict=True):
+            for i, hits in zip(retry, again, strict=True):
                 out[i] = hits
-        return out, {cid: rows[cid] for cid in also if cid in rows}
+        return out, {cid: rows.rows[cid] for cid in also if cid in rows.rows}
+
+    def _query_filtered(
+        self,
+        embed_model: str,
+        workspace_id: str,
+        vectors: list[np.ndarray],
+        k: int,
+        excluded: set[str],
+        embeddings: bool,
+    ) -> list[list[Hit]]:
+        """Top-k of visible, not excluded chunks with the filter inside Chroma: slow on a
+        large collection, so only for variants the unfiltered kNN could not fill."""
+        where: dict[str, Any] = {"visible": True}
+        if excluded:
+            where = {"$and": [where, {"doc_id": {"$nin": sorted(excluded)}}]}
+        include = ["documents", "metadatas", "distances", *(["embeddings"] * embeddings)]
+        res = self._query(embed_model, workspace_id, vectors, k, where, include)
+        return _hits(res, embeddings)
 
     def _query(
         self,
@@ -472,6 +466,40 @@ class VectorStore:
             kill_at("MASIS_TEST_KILL_MIGRATION_AT", copied)
         target.modify(name=final)
         return copied
+
+
+Row = tuple[str, dict[str, Any], np.ndarray]
+
+
+class _Rows:
+    """The rows one ``query_many`` call has read, by chunk id: each id is read once, in
+    batches, and a ranking keeps only its visible, not excluded chunks."""
+
+    def __init__(self, read: Callable[[list[str]], dict[str, Row]], excluded: set[str]) -> None:
+        self._read_rows = read
+        self.excluded = excluded
+        self.rows: dict[str, Row] = {}
+        self.read: set[str] = set()
+
+    def fetch(self, ids: Iterable[str]) -> None:
+        new = [cid for cid in dict.fromkeys(ids) if cid not in self.read]
+        if new:
+            self.read.update(new)
+            self.rows.update(self._read_rows(new))
+
+    def kept(self, ranking: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        return [
+            (cid, score)
+            for cid, score in ranking
+            if cid in self.rows and self.rows[cid][1].get("doc_id") not in self.excluded
+        ]
+
+    def hits(self, shown: list[tuple[str, float]], embeddings: bool) -> list[Hit]:
+        rows = self.rows
+        return [
+            Hit(cid, rows[cid][0], rows[cid][1], score, rows[cid][2] if embeddings else None)
+            for cid, score in shown
+        ]
 
 
 def _hits(res: Any, embeddings: bool) -> list[list[Hit]]:
