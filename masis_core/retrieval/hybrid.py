@@ -20,7 +20,7 @@ from masis_core.llm.embeddings import Embedder
 from masis_core.modes import Mode
 from masis_core.retrieval.bm25 import Bm25Store, KeywordIndex, KeywordScores
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
-from masis_core.retrieval.store import VectorStore
+from masis_core.retrieval.store import Row, VectorStore
 
 Fusion = Literal["minmax", "rrf"]
 
@@ -99,23 +99,63 @@ def retrieve(
     if not queries:
         return []
     depth = k * POOL_FACTOR if mode == "hybrid" else k
-    workspace_id, embed_model = index.workspace_id, index.embed_model
+    workspace_id = index.workspace_id
     vectors = list(np.asarray(index.embedder.embed_queries(queries), dtype=np.float32))
     keywords = index.keywords.index(workspace_id)
     scored = [keywords.scores(q) if keywords else None for q in queries]
-    pool: dict[str, Candidate] = {}
-    dense_lists: list[list[str]] = []
     keyword_lists: list[list[str]] = []
     if mode in ("bm25", "hybrid"):
         keyword_lists = [
             [h.chunk_id for h in (s.top(depth, exclude_docs) if s else [])] for s in scored
         ]
     keyword_ids = list(dict.fromkeys(cid for ranking in keyword_lists for cid in ranking))
-    # Text, metadata and stored vector of every candidate, from Chroma, inside the workspace
-    # and only for visible chunks: a keyword row of a half-ingested or just-deleted document
-    # never surfaces. The keyword side's rows are read in the kNN's own row read; without a
-    # kNN, on their own.
-    got: dict[str, tuple[str, dict[str, Any], np.ndarray]] = {}
+    pool, dense_lists, got = _read_candidates(
+        index, vectors, depth, exclude_docs, keyword_ids, mode
+    )
+    if not pool:
+        return []
+    for cid in [c for c in pool if c not in got]:
+        del pool[cid]
+    if not pool:  # only keyword rows of a document still being ingested matched
+        return []
+    for cid, c in pool.items():
+        text, meta, _ = got[cid]
+        c.text, c.metadata = text or c.text, meta or c.metadata
+    _score_both_sides(index, keywords, queries, vectors, scored, pool, got, mode)
+    _set_ranks(pool, dense_lists, keyword_lists)
+    candidates = list(pool.values())
+    _order(
+        candidates,
+        mode,
+        fusion,
+        dense_lists,
+        keyword_lists,
+        len(queries),
+        dense_weight,
+        soft_weight,
+    )
+    return candidates[:k]
+
+
+def _read_candidates(
+    index: WorkspaceIndex,
+    vectors: list[np.ndarray],
+    depth: int,
+    exclude_docs: Sequence[str],
+    keyword_ids: list[str],
+    mode: Mode,
+) -> tuple[dict[str, Candidate], list[list[str]], dict[str, Row]]:
+    """The candidate pool (dense hits, then keyword ids), the dense rankings, and the rows
+    read for them.
+
+    Text, metadata and stored vector of every candidate, from Chroma, inside the workspace
+    and only for visible chunks: a keyword row of a half-ingested or just-deleted document
+    never surfaces. The keyword side's rows are read in the kNN's own row read; without a
+    kNN, on their own."""
+    workspace_id, embed_model = index.workspace_id, index.embed_model
+    pool: dict[str, Candidate] = {}
+    dense_lists: list[list[str]] = []
+    got: dict[str, Row] = {}
     if mode in ("dense", "hybrid"):
         dense_hits, got = index.store.query_many(
             embed_model,
@@ -136,23 +176,32 @@ def retrieve(
         got = index.store.get_with_embeddings(embed_model, workspace_id, keyword_ids)
     for cid in keyword_ids:
         pool.setdefault(cid, Candidate(cid, "", {}))
-    if not pool:
-        return []
-    for cid in [c for c in pool if c not in got]:
-        del pool[cid]
-    if not pool:  # only keyword rows of a document still being ingested matched
-        return []
-    for cid, c in pool.items():
-        text, meta, _ = got[cid]
-        c.text, c.metadata = text or c.text, meta or c.metadata
-    _score_both_sides(index, keywords, queries, vectors, scored, pool, got, mode)
+    return pool, dense_lists, got
+
+
+def _set_ranks(
+    pool: dict[str, Candidate], dense_lists: list[list[str]], keyword_lists: list[list[str]]
+) -> None:
+    """Each candidate's best rank on each side over all the query variants."""
     for lists, attr in ((dense_lists, "dense_rank"), (keyword_lists, "keyword_rank")):
         for ranking in lists:
             for rank, cid in enumerate(ranking, start=1):
                 if cid in pool:
                     best = getattr(pool[cid], attr)
                     setattr(pool[cid], attr, rank if best is None else min(best, rank))
-    candidates = list(pool.values())
+
+
+def _order(
+    candidates: list[Candidate],
+    mode: Mode,
+    fusion: Fusion,
+    dense_lists: list[list[str]],
+    keyword_lists: list[list[str]],
+    n_queries: int,
+    dense_weight: float,
+    soft_weight: float,
+) -> None:
+    """Sort best first by the mode's own order: one side's score, or the fused score."""
     if mode == "dense":
         candidates.sort(key=lambda c: (-c.dense, c.chunk_id))
     elif mode == "bm25":
@@ -163,9 +212,8 @@ def retrieve(
             c.fused = fused.get(c.chunk_id, 0.0)
         candidates.sort(key=lambda c: (-c.fused, c.chunk_id))
     else:
-        _fuse_minmax(candidates, len(queries), dense_weight, soft_weight)
+        _fuse_minmax(candidates, n_queries, dense_weight, soft_weight)
         candidates.sort(key=lambda c: (-c.fused, c.chunk_id))
-    return candidates[:k]
 
 
 def _score_both_sides(
