@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from masis_core.graph.reviews import review
-from masis_core.state import ResearchState, RetryReason
+from masis_core.state import HitlPayload, ResearchState, RetryReason
 
 LOW_CONFIDENCE = 0.65
 DEFAULT_MAX_RETRIES = 2
@@ -54,49 +55,66 @@ def node(state: ResearchState) -> dict[str, Any]:
             if has_conflicts and not quality_issue
             else "quality_issue_detected"
         )
-        entry: RetryReason = {
-            "iteration": retry_count + 1,
-            "confidence": round(confidence, 3),
-            "reason": reason,
-            "citation_issue": citation_issue,
-            "hallucination": hallucination,
-        }
-        return {
-            "retry_count": retry_count + 1,
-            "decision": "retry",
-            "retry_reasons": [entry],
-            "trace": [
-                {**base, "decision": "retry", "retry_count": retry_count + 1, "reason": reason}
-            ],
-        }
+        return _retry(base, retry_count, confidence, reason, citation_issue, hallucination)
     if has_conflicts:
         hitl = review(
             "conflict", CONFLICT_MESSAGE, {"conflicts": conflicts, "confidence": confidence}
         )
-        return {
-            "hitl": hitl,
-            "decision": "human_review",
-            "trace": [{**base, "decision": "HITL_triggered", "kind": "conflict"}],
-        }
+        return _pause(hitl, base, "conflict")
     if quality_issue:
-        hitl = review(
-            "low_confidence",
-            quality_message(max_retries, confidence),
-            {
-                "confidence": confidence,
-                "logical_gaps": critique.get("logical_gaps", []),
-                "unsupported_claims": critique.get("unsupported_claims", []),
-                "citation_violations": metrics.get("citation_violations", []),
-            },
-        )
-        return {
-            "hitl": hitl,
-            "decision": "human_review",
-            "trace": [{**base, "decision": "HITL_triggered", "kind": "low_confidence"}],
-        }
+        hitl = _low_confidence(critique, metrics, max_retries, confidence)
+        return _pause(hitl, base, "low_confidence")
     return {
         "decision": "finalize",
         "status": "completed",
         "confidence": confidence,
         "trace": [{**base, "decision": "finalize"}],
+    }
+
+
+def _retry(
+    base: dict[str, Any],
+    retry_count: int,
+    confidence: float,
+    reason: str,
+    citation_issue: bool,
+    hallucination: bool,
+) -> dict[str, Any]:
+    """Another cycle, with the reason kept for the record's metrics."""
+    entry: RetryReason = {
+        "iteration": retry_count + 1,
+        "confidence": round(confidence, 3),
+        "reason": reason,
+        "citation_issue": citation_issue,
+        "hallucination": hallucination,
+    }
+    return {
+        "retry_count": retry_count + 1,
+        "decision": "retry",
+        "retry_reasons": [entry],
+        "trace": [{**base, "decision": "retry", "retry_count": retry_count + 1, "reason": reason}],
+    }
+
+
+def _low_confidence(
+    critique: Mapping[str, Any], metrics: Mapping[str, Any], max_retries: int, confidence: float
+) -> HitlPayload:
+    """The review shown when the retries are spent and the answer is still weak."""
+    return review(
+        "low_confidence",
+        quality_message(max_retries, confidence),
+        {
+            "confidence": confidence,
+            "logical_gaps": critique.get("logical_gaps", []),
+            "unsupported_claims": critique.get("unsupported_claims", []),
+            "citation_violations": metrics.get("citation_violations", []),
+        },
+    )
+
+
+def _pause(hitl: HitlPayload, base: dict[str, Any], kind: str) -> dict[str, Any]:
+    return {
+        "hitl": hitl,
+        "decision": "human_review",
+        "trace": [{**base, "decision": "HITL_triggered", "kind": kind}],
     }
