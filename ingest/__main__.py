@@ -96,6 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print("error: no PDF, .txt or .md files under the given paths", file=sys.stderr)
         return 2
+    reports = ingest_files(ingestor, ws, files, args.json)
+    summary = totals(reports)
+    print_summary(ws, reports, summary, args.json)
+    return 1 if summary["failed"] else 0
+
+
+def ingest_files(
+    ingestor: Ingestor, ws: Workspace, files: list[Path], as_json: bool
+) -> list[FileReport]:
+    """Each file in turn, with a progress bar on a terminal (a line per file otherwise,
+    unless the output is JSON)."""
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -115,13 +126,17 @@ def main(argv: list[str] | None = None) -> int:
         if bar is not None:
             bar.update(1)
             bar.write(report.line(), file=sys.stderr)
-        elif not args.json:
+        elif not as_json:
             print(report.line(), flush=True)
     if bar is not None:
         bar.close()
+    return reports
 
-    summary = totals(reports)
-    if args.json:
+
+def print_summary(
+    ws: Workspace, reports: list[FileReport], summary: dict[str, int], as_json: bool
+) -> None:
+    if as_json:
         doc = {
             "workspace": ws.id,
             "embedder": ws.embed_model,
@@ -135,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{summary['duplicate']} duplicate, {summary['failed']} failed, "
             f"{summary['chunks']} chunks added"
         )
-    return 1 if summary["failed"] else 0
 
 
 if __name__ == "__main__":
