@@ -8,7 +8,7 @@ are about 1,300 characters) never reaches either bound, so it is chunked as it a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from ingest.parsing import Page
@@ -28,6 +28,7 @@ class Chunk:
     word_count: int
     quality: float
     ocr: bool = False  # some of its words were read by OCR
+    place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
 
 
 def _tokens(pages: list[Page]) -> list[tuple[str, int]]:
@@ -75,7 +76,21 @@ def _cut(words: list[tuple[str, int]], lengths: _Lengths, start: int, size: int)
 
 
 def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[Chunk]:
-    """Slide over the document's words; a short tail joins the previous chunk."""
+    """Slide over the document's words; a short tail joins the previous chunk.
+
+    Pages with a place label (a Word section's paragraphs, a slide, a block of table rows
+    with its header) are each chunked alone, so a chunk never mixes two places and a table's
+    chunk always carries its header; a PDF's pages run on into each other as before."""
+    if any(p.place for p in pages):
+        chunks: list[Chunk] = []
+        for page in pages:
+            for c in _slide([page], size, overlap):
+                chunks.append(replace(c, index=len(chunks), place=page.place))
+        return chunks
+    return _slide(pages, size, overlap)
+
+
+def _slide(pages: list[Page], size: int, overlap: int) -> list[Chunk]:
     if overlap >= size:
         raise ValueError("overlap must be smaller than the chunk size")
     words = _tokens(pages)

@@ -66,6 +66,10 @@ class Page:
     number: int  # 1-based, as printed in citations
     text: str
     ocr: bool = False  # read by OCR from the page's image
+    # Where a citation points in a document without pages ("3 Methods › 3.2 Sampling,
+    # paragraphs 4–6", "slide 3", "Q3, rows 2–14"); ``number`` is then the block's position.
+    # Empty for a PDF or text page: its number is the place.
+    place: str = ""
 
 
 @dataclass
@@ -427,7 +431,9 @@ def parse_bytes(
         return parse_pdf(data, ocr, progress)
     if is_plain_text(data, filename):
         return parse_text(data)
-    raise DocumentError(f"unsupported: '{filename}' is not a PDF, .txt or .md file")
+    from ingest.kinds import parse_kind  # the kinds build on this module's pages
+
+    return parse_kind(data, filename)
 
 
 def preview_scale(width_pt: float, height_pt: float, width_px: int) -> float:

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages
+from ingest import kinds
 from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
@@ -316,6 +317,7 @@ class Ingestor:
         prepared = _Prepared(display, data=data, doc_id=doc_id_for(data))
         prepared.early = self._duplicate(ws, prepared)
         if prepared.early is None:
+            kinds.preload(display)
             prepared.parse = PendingParse(
                 data, display, self.settings.parse_timeout_s, self.ocr_options()
             )
@@ -470,6 +472,9 @@ class Ingestor:
                     # Chroma keeps no None: a chunk with no OCR page has an empty engine.
                     "ocr": c.ocr,
                     "ocr_engine": (ocr_engine or "") if c.ocr else "",
+                    # A Word section's paragraphs, a slide, rows of a sheet: where a citation
+                    # points when the document has no pages (empty for a PDF's page).
+                    "place": c.place,
                 }
                 for c in chunks
             ],
@@ -500,7 +505,7 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
                 sorted(
                     p
                     for p in path.rglob("*")
-                    if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+                    if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES + kinds.SUFFIXES
                 )
             )
         else:

@@ -32,6 +32,7 @@ class Evidence(TypedDict, total=False):
     filename: str
     page_start: int
     page_end: int
+    place: str  # where in a document without pages ("slide 3"; ingest.kinds); "" for a PDF
     ocr: bool  # the passage was read by OCR from a page image
     text: str
     score: float
@@ -78,6 +79,7 @@ class Citation(TypedDict, total=False):
     filename: str | None
     page: int | None
     page_end: int | None
+    place: str  # as Evidence.place: a Word heading path and paragraph, a slide, rows
     ocr: bool
     url: str | None
     source: Literal["kb", "web"]

@@ -21,7 +21,7 @@ from masis_core.answers.support import (
 from masis_core.services.report_pdf import PageShot, run_pdf
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
-from masis_core.text.markup import answer_markdown, quote_block, untrusted
+from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
 from ui.resources import highlighted_page
 
 ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
@@ -81,12 +81,27 @@ def _no_page(c: dict[str, Any], cited: tuple[str, ...], why: str) -> None:
         st.markdown(quote_block(sentence))
 
 
+def place_view(c: dict[str, Any], cited: tuple[str, ...]) -> None:
+    """A document without pages (Word, slides, a sheet, a web page, a book, an e-mail): its
+    cited place by name, and the passage there with the cited sentences highlighted, drawn as
+    escaped text."""
+    shown, found = highlighted_text(str(c.get("text") or ""), cited)
+    st.markdown(f"**{untrusted(c.get('filename'))}** — {untrusted(c.get('place'))}")
+    if cited and not found:
+        st.caption("The cited sentence is not in this passage as quoted; the passage:")
+    with st.container(border=True):
+        st.markdown(shown)
+
+
 def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str) -> None:
     """The cited page with the cited sentences highlighted (the rest of the passage tinted),
     on the page of a two-page passage that holds them, with a zoom; where there is no page
     to draw, say why and show the words."""
     if c.get("url"):
         _no_page(c, cited, "A web source has no page to draw; the cited words:")
+        return
+    if c.get("place"):
+        place_view(c, cited)
         return
     first = int(c.get("page") or 1)
     last = int(c.get("page_end") or first)
@@ -132,7 +147,7 @@ def report_pdf(rec: RunRecord) -> bytes:
     shots: dict[int, PageShot | None] = {}
     for c in rec.citations:
         shot = None
-        if c.get("doc_id") and not c.get("url"):
+        if c.get("doc_id") and not c.get("url") and not c.get("place"):  # a PDF page
             first = int(c.get("page") or 1)
             span = (first, int(c.get("page_end") or first))
             shot = highlighted_page(

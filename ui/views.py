@@ -161,7 +161,8 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...]
         st.markdown(quote_block(c.get("text") or ""))
         if c.get("score") is not None:
             st.caption(f"{kept_because(c)} · chunk `{c.get('chunk_id')}`")
-        if (c.get("doc_id") or c.get("url")) and st.toggle("Show the page", key=key):
+        shown = "Show the place" if c.get("place") else "Show the page"
+        if (c.get("doc_id") or c.get("url")) and st.toggle(shown, key=key):
             page_view(c, cited, key)
 
 

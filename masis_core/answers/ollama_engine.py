@@ -72,7 +72,8 @@ class Review(BaseModel):
 def number_evidence(evidence: list[Evidence]) -> str:
     lines = []
     for n, ev in enumerate(evidence, start=1):
-        where = ev.get("url") or f"{ev.get('filename')}, p. {ev.get('page_start')}"
+        at = ev.get("place") or f"p. {ev.get('page_start')}"
+        where = ev.get("url") or f"{ev.get('filename')}, {at}"
         lines.append(f"[{n}] ({where}) {defang(ev.get('text', ''))}")
     return "\n\n".join(lines)
 

@@ -22,10 +22,14 @@ from masis_core.text.markup import (
 
 
 def citation_source(c: dict[str, Any]) -> str:
-    """Where a citation points, as one line: a web page's title and URL, or file and pages
-    (marked OCR when the passage was read from a page image: it may hold misread words)."""
+    """Where a citation points, as one line: a web page's title and URL, file and place for
+    a document without pages ("report.docx, 3 Methods › 3.2 Sampling, paragraph 4"), or file
+    and pages (marked OCR when the passage was read from a page image: it may hold misread
+    words)."""
     if c.get("url"):
         return f"{c.get('filename') or c.get('title') or c['url']} — {c['url']}"
+    if c.get("place"):
+        return f"{c.get('filename')}, {c['place']}"
     page, end = c.get("page"), c.get("page_end")
     pages = f"page {page}" if not end or end == page else f"pages {page}–{end}"
     return f"{c.get('filename')}, {pages}{' (OCR)' if c.get('ocr') else ''}"

@@ -96,3 +96,48 @@ def answer_markdown(answer: str, citations: Iterable[int]) -> str:
     text = answer.translate(_NO_SLOTS)
     text = _OUR_MARKER.sub(lambda m: _SLOT.format(m[1]) if int(m[1]) in real else m[0], text)
     return _SLOTTED.sub(lambda m: f"[{m[1]}]", untrusted(text, inline=False))
+
+
+def _words_pattern(sentence: str) -> re.Pattern[str] | None:
+    """The sentence's words in order, any whitespace between them: a passage keeps a
+    paragraph's line breaks where the cited sentence, as quoted, has spaces."""
+    words = sentence.split()
+    return re.compile(r"\s+".join(map(re.escape, words))) if words else None
+
+
+def highlighted_text(text: str, cited: Iterable[str]) -> tuple[str, int]:
+    """A passage as Markdown with each cited sentence found in it on an orange background
+    (Streamlit's directive, around escaped text: the passage adds no markup of its own), and
+    how many of them were found. The source view of a document without pages (a Word
+    section, a slide, table rows) shows its cited place this way."""
+    spans: list[tuple[int, int]] = []
+    for sentence in cited:
+        pattern = _words_pattern(sentence)
+        match = pattern.search(text) if pattern is not None else None
+        if match is not None:
+            spans.append(match.span())
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    parts, at = [], 0
+    for start, end in merged:
+        parts.append(_between(text[at:start]))
+        parts.append(f":orange-background[{untrusted(text[start:end])}]")
+        at = end
+    parts.append(_between(text[at:]))
+    return "".join(parts), len(merged)
+
+
+def _between(text: str) -> str:
+    """Uncited text, escaped, keeping the space or line breaks that part it from a cited
+    sentence (escaping alone drops a leading space as indentation)."""
+    core = text.strip()
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+
+    def gap(ws: str) -> str:
+        return "\n" * min(2, ws.count("\n")) if "\n" in ws else (" " if ws else "")
+
+    return gap(lead) + untrusted(core, inline=False) + gap(trail) if core else gap(text)

@@ -48,6 +48,7 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
                 "filename": ev.get("filename"),
                 "page": ev.get("page_start"),
                 "page_end": ev.get("page_end"),
+                "place": ev.get("place") or "",
                 "ocr": bool(ev.get("ocr")),
                 "url": ev.get("url"),
                 "source": ev.get("source", "kb"),

@@ -68,6 +68,7 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
         filename=str(m.get("filename", "")),
         page_start=int(m.get("page_start", 0)),
         page_end=int(m.get("page_end", 0)),
+        place=str(m.get("place") or ""),
         ocr=bool(m.get("ocr", False)),
         text=c.text,
         score=round(c.dense, 6),

@@ -1,0 +1,282 @@
+"""Word, PowerPoint, Excel, CSV, HTML, EPUB and e-mail files: which kind a file is, the checks
+a zipped kind passes before any library opens it, and the blocks their text is cut into, each
+with the place a citation points to (docs/ingest-formats.md).
+
+Each kind has its own module (``ingest.word``, ``ingest.slides`` ...: ``_MODULES``) with
+``parse(data)``.
+They run in the parse child (``ingest.isolate``), which here also gets a memory limit: a
+library asked to build a million-row sheet fails that file alone, with a reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import logging
+import multiprocessing as mp
+import resource
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ingest.parsing import Page, ParsedDocument, clean_text
+from masis_core.errors import DocumentError
+
+log = logging.getLogger(__name__)
+
+KIND_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "word": (".docx", ".docm"),
+    "slides": (".pptx", ".pptm"),
+    "spreadsheet": (".xlsx", ".xlsm"),
+    "csv": (".csv", ".tsv"),
+    "html": (".html", ".htm", ".xhtml"),
+    "epub": (".epub",),
+    "email": (".eml",),
+}
+KIND_NAMES = {
+    "word": "Word document",
+    "slides": "PowerPoint file",
+    "spreadsheet": "Excel workbook",
+    "csv": "CSV file",
+    "html": "web page",
+    "epub": "EPUB book",
+    "email": "e-mail",
+}
+SUFFIXES = tuple(s for suffixes in KIND_SUFFIXES.values() for s in suffixes)
+ZIPPED = ("word", "slides", "spreadsheet", "epub")
+# A zip is recognised by what it holds, whatever it is called.
+_ZIP_MARKERS = (
+    ("word/document.xml", "word"),
+    ("ppt/presentation.xml", "slides"),
+    ("xl/workbook.xml", "spreadsheet"),
+    ("META-INF/container.xml", "epub"),
+)
+
+# A zip that would unpack to more than this is refused before anything is extracted: Office
+# and EPUB files of real documents unpack to tens of MB (the largest test file here: 9 MB).
+MAX_UNZIPPED_MB = 512
+MAX_ZIP_MEMBERS = 20_000
+# What a parse child may allocate beyond what it inherited from the parent.
+PARSE_MEMORY_MB = 1536
+# An entity declaration is in the DTD, at the head of an XML part.
+_HEAD_BYTES = 64 * 1024
+_XML_PARTS = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")
+
+# A block is one chunk: under the default 200-word chunk, so chunking seldom cuts it, and big
+# enough to hold a paragraph or a dozen table rows with their header.
+BLOCK_WORDS = 150
+
+
+def suffix_kind(filename: str) -> str | None:
+    name = filename.lower()
+    return next((k for k, sfx in KIND_SUFFIXES.items() if name.endswith(sfx)), None)
+
+
+def kind_of(data: bytes, filename: str) -> str | None:
+    """The kind by content for a zip (a .docx renamed .zip is still a Word file), else by
+    suffix; ``None`` for a kind this module does not read."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return suffix_kind(filename)
+        found = next((kind for marker, kind in _ZIP_MARKERS if marker in names), None)
+        if found is not None:
+            return found
+    return suffix_kind(filename)
+
+
+def open_zip(data: bytes, kind: str) -> zipfile.ZipFile:
+    """The file as a zip, refused before extraction when it would unpack too large (a zip
+    bomb), has too many members or declares XML entities (an XXE attack: Office and EPUB
+    files never need one, so none is resolved, or even parsed)."""
+    name = KIND_NAMES[kind]
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise DocumentError(
+            f"corrupt: the {name} is not a readable zip archive (damaged or truncated: {exc})"
+        ) from exc
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise DocumentError(
+            f"refused: the {name} holds {len(members)} files, over {MAX_ZIP_MEMBERS}"
+        )
+    unzipped = sum(m.file_size for m in members)
+    if unzipped > MAX_UNZIPPED_MB * 1024 * 1024:
+        raise DocumentError(
+            f"refused: the {name} would unpack to {unzipped / 2**20:,.0f} MB, over the "
+            f"{MAX_UNZIPPED_MB} MB limit (a zip bomb?); nothing was extracted"
+        )
+    for member in members:
+        if member.filename.lower().endswith(_XML_PARTS) and _declares_entities(archive, member):
+            raise DocumentError(
+                f"unsafe: the {name}'s part {member.filename} declares XML entities; "
+                "they are never resolved, and the file is not read"
+            )
+    return archive
+
+
+def _declares_entities(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:
+    try:
+        with archive.open(member) as fh:
+            head = fh.read(_HEAD_BYTES)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+        raise DocumentError(
+            f"corrupt: the part {member.filename} cannot be unpacked ({exc})"
+        ) from exc
+    return b"<!ENTITY" in head.upper()
+
+
+def limit_memory(extra_mb: int = PARSE_MEMORY_MB) -> None:
+    """In a parse child only: cap its address space at what it has now plus ``extra_mb``
+    (a fork inherits the parent's mappings: the embedder, Chroma). The parent is never
+    limited, so a direct call (a test) runs unbounded."""
+    if mp.parent_process() is None:
+        return
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            vm_kb = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = vm_kb * 1024 + extra_mb * 1024 * 1024
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+# Modules named apart from the standard library's csv, html and email.
+_MODULES = {
+    "word": "word",
+    "slides": "slides",
+    "spreadsheet": "spreadsheet",
+    "csv": "delimited",
+    "html": "webpage",
+    "epub": "ebook",
+    "email": "mail",
+}
+
+
+def module_for(kind: str) -> object:
+    return importlib.import_module(f"ingest.{_MODULES[kind]}")
+
+
+def preload(filename: str) -> None:
+    """Import the parser of this file's kind here, before the parse child is forked, so each
+    child inherits it (importing openpyxl takes 0.3 s, once, instead of once a file)."""
+    kind = suffix_kind(filename)
+    if kind is not None:
+        module_for(kind)
+
+
+def parse_kind(data: bytes, filename: str) -> ParsedDocument:
+    """Parse a file of one of these kinds (in the parse child); a one-line reason otherwise."""
+    kind = kind_of(data, filename)
+    if kind is None:
+        listed = ", ".join(["PDF", ".txt", ".md", *SUFFIXES])
+        raise DocumentError(f"unsupported: '{filename}' is not a kind the Library reads ({listed})")
+    name = KIND_NAMES[kind]
+    if kind in ZIPPED and data[:4] != b"PK\x03\x04":
+        raise DocumentError(f"corrupt: '{filename}' is not a {name} (not a zip archive)")
+    module = module_for(kind)
+    limit_memory()
+    try:
+        return module.parse(data)  # type: ignore[attr-defined]
+    except DocumentError:
+        raise
+    except MemoryError as exc:
+        raise DocumentError(
+            f"too large: reading the {name} needed more than {PARSE_MEMORY_MB} MB of memory"
+        ) from exc
+    except Exception as exc:  # a library's own error on a malformed file: one line
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        log.info("%s could not be read: %s: %s", filename, type(exc).__name__, first)
+        raise DocumentError(
+            f"corrupt: the {name} could not be read ({type(exc).__name__}: {first})"
+        ) from exc
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def span(noun: str, first: int, last: int) -> str:
+    """'paragraph 4', 'paragraphs 4–6'."""
+    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
+
+
+def within(section: str, detail: str) -> str:
+    return f"{section}, {detail}" if section else detail
+
+
+@dataclass
+class Blocks:
+    """The pages of a document without pages: blocks of paragraphs or table rows, each
+    labelled with its place. ``number`` is the block's position unless the kind has its
+    own (a slide's number, a chapter's)."""
+
+    pages: list[Page] = field(default_factory=list)
+
+    def add(self, text: str, place: str, number: int | None = None) -> None:
+        text = clean_text(text)
+        if text:
+            self.pages.append(Page(number or len(self.pages) + 1, text, place=place))
+
+    def paragraphs(
+        self,
+        section: str,
+        items: Sequence[tuple[int, str]],
+        noun: str = "paragraph",
+        number: int | None = None,
+    ) -> None:
+        """Numbered paragraphs of one section, grouped up to ``BLOCK_WORDS`` words, each
+        block headed by the section's heading path: a paragraph is found by its heading's
+        words too ("Sampling"), as a row by its column names."""
+        head = f"{section}\n\n" if section else ""
+        for group in _grouped(items, words(head)):
+            label = within(section, span(noun, group[0][0], group[-1][0]))
+            self.add(head + "\n\n".join(t for _, t in group), label, number)
+
+    def table(
+        self,
+        where: str,
+        header: str,
+        rows: Sequence[tuple[int, str]],
+        noun: str = "row",
+        number: int | None = None,
+    ) -> None:
+        """Rows (numbered as the source numbers them) grouped up to ``BLOCK_WORDS`` words,
+        the header line repeated at the head of every block: a row is never without its
+        column names."""
+        for group in _grouped(rows, words(header)):
+            body = "\n".join(t for _, t in group)
+            label = within(where, span(noun, group[0][0], group[-1][0]))
+            self.add(f"{header}\n{body}" if header else body, label, number)
+
+    def document(self, count: int | None = None) -> ParsedDocument:
+        return ParsedDocument(self.pages, count if count is not None else len(self.pages))
+
+
+def _grouped(items: Iterable[tuple[int, str]], reserved: int) -> list[list[tuple[int, str]]]:
+    groups: list[list[tuple[int, str]]] = []
+    size = 0
+    for n, text in items:
+        if not text.strip():
+            continue
+        n_words = words(text)
+        if groups and size + n_words + reserved <= BLOCK_WORDS:
+            groups[-1].append((n, text))
+            size += n_words
+        else:
+            groups.append([(n, text)])
+            size = n_words
+    return groups
+
+
+def row_text(cells: Iterable[object]) -> str:
+    """A table row as one line, cells joined by ' | ', empty trailing cells dropped."""
+    values = ["" if c is None else " ".join(str(c).split()) for c in cells]
+    while values and not values[-1]:
+        values.pop()
+    return " | ".join(values)
