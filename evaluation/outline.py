@@ -60,6 +60,13 @@ def _askable(headings: list[Heading]) -> list[Heading]:
     ]
 
 
+def _section_end(heading: Heading, headings: list[Heading], last_page: int) -> int:
+    """The last page of the heading's section: where the next heading of any level starts
+    (the page itself when that heading shares it), else the document's last page."""
+    later = [h.page for h in headings if h.page > heading.page]
+    return min(later) if later else max(heading.page, last_page)
+
+
 def workspace_questions(
     bench: Workbench, ws_id: str, per_doc: int = PER_DOC
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -90,6 +97,7 @@ def workspace_questions(
                 "doc_id": doc.doc_id,
                 "question": h.title,
                 "gold_page": h.page,
+                "section_end": _section_end(h, headings, doc.pages),
                 "source": source,
             }
             for h in chosen

@@ -1,4 +1,4 @@
-"""``python -m masis_core ask | resume | status | eval`` — the same engine as the UI.
+"""``python -m masis_core ask | resume | status | eval | calibrate`` — the same engine as the UI.
 
 Exit status: 0 completed (or paused for review: the JSON says which), 1 failed, 2 bad usage.
 """
@@ -256,11 +256,46 @@ def _eval_outline(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Without ``--questions``: the workspace's confidence, fitted on its outline questions and
+    the analyst's verdicts. With it: the retrieval threshold, from a question file."""
+    if args.questions is None:
+        from evaluation import calibration
+
+        progress = _stderr_progress(args)
+        report = calibration.calibrate_workspace(
+            Workbench(),
+            args.workspace,
+            progress=None if progress is None else lambda d, t, what: progress(f"{what} {d}/{t}"),
+            limit=args.max_questions,
+        )
+        print(json.dumps(report, indent=2) if args.json else calibration.format_report(report))
+        return 0
     from evaluation import retrieval as evaluate
 
     report = evaluate.calibrate(Workbench(), args.workspace, Path(args.questions), keep=args.keep)
     print(json.dumps(report, indent=2) if args.json else evaluate.format_calibration(report))
     return 0
+
+
+def add_calibrate(sub: Any) -> None:
+    """``calibrate``: the workspace's confidence, or with ``--questions`` its threshold."""
+    cal = sub.add_parser(
+        "calibrate",
+        help="fit the workspace's confidence to its outline questions and your verdicts; "
+        "with --questions: the retrieval threshold from relevant vs irrelevant chunks",
+    )
+    cal.add_argument("--workspace", "-w", required=True)
+    cal.add_argument(
+        "--questions", help="threshold: JSON list of {doc, question, gold_page}", default=None
+    )
+    cal.add_argument(
+        "--keep", type=float, default=0.85, help="threshold: share of relevant chunks to keep"
+    )
+    cal.add_argument(
+        "--max-questions", type=int, default=60, help="confidence: outline questions asked"
+    )
+    cal.add_argument("--json", action="store_true")
+    cal.set_defaults(func=cmd_calibrate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -314,14 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
-    cal = sub.add_parser(
-        "calibrate", help="score distributions of relevant vs irrelevant chunks; a threshold"
-    )
-    cal.add_argument("--workspace", "-w", required=True)
-    cal.add_argument("--questions", required=True, help="JSON list of {doc, question, gold_page}")
-    cal.add_argument("--keep", type=float, default=0.85, help="share of relevant chunks to keep")
-    cal.add_argument("--json", action="store_true")
-    cal.set_defaults(func=cmd_calibrate)
+    add_calibrate(sub)
     return parser
 
 

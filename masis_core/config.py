@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     preview_timeout_s: float = Field(
         10.0, gt=0, description="Seconds a page preview may take to render before it is dropped."
     )
+    calibrate_workspaces: bool = Field(
+        False,
+        description="Apply each workspace's confidence map, fitted on its outline questions "
+        "after every upload (off: fitted and shown in the inspector, not applied).",
+    )
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 

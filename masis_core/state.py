@@ -61,6 +61,8 @@ class Critique(TypedDict, total=False):
     conflicts: list[dict[str, Any]]  # {topic, sources: [{doc_id, filename, page, text}]}
     recommend_retry: bool
     confidence_model: str  # "development" or "documents" (judgement.confidence_model)
+    judged_confidence: float  # the judge's score, when the workspace's calibration mapped it
+    calibration: str  # "workspace" (its fitted map applied) or "global" (the judge's score)
 
 
 class HitlPayload(TypedDict, total=False):

@@ -1,5 +1,6 @@
-"""Retrieval inspector: scores against the threshold per pass, latency, retry reasons; and
-"Evaluate this workspace", retrieval measured on the workspace's own documents."""
+"""Retrieval inspector: scores against the threshold per pass, latency, retry reasons;
+"Evaluate this workspace", retrieval measured on the workspace's own documents; and
+"Confidence calibration", the confidence fitted to the workspace."""
 
 from __future__ import annotations
 
@@ -16,15 +17,20 @@ from masis_core.services.inspection import (
     workspace_scores,
 )
 from ui import charts
+from ui.calibration import calibration_panel
 from ui.evaluation import evaluation_panel
 from ui.resources import run_service
 from ui.sidebar import workspace_or_stop
 
 ws = workspace_or_stop("📊 Retrieval inspector")
 runs = run_service().runs(ws.id)
-runs_tab, evaluation_tab = st.tabs(["Runs", "Evaluate this workspace"])
+runs_tab, evaluation_tab, calibration_tab = st.tabs(
+    ["Runs", "Evaluate this workspace", "Confidence calibration"]
+)
 with evaluation_tab:
     evaluation_panel(ws)
+with calibration_tab:
+    calibration_panel(ws)
 with runs_tab:
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")

@@ -60,7 +60,7 @@ def latency(steps: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def reliability(bins: pd.DataFrame, ece: float) -> go.Figure:
+def reliability(bins: pd.DataFrame, ece: float, title: str | None = None) -> go.Figure:
     """Share of answers marked right per confidence bin against the diagonal a calibrated
     confidence would follow; each bar's width spans its bin, its label counts the answers."""
     fig = go.Figure()
@@ -69,9 +69,9 @@ def reliability(bins: pd.DataFrame, ece: float) -> go.Figure:
             x=(bins["lo"] + bins["hi"]) / 2,
             y=bins["accuracy"],
             width=bins["hi"] - bins["lo"],
-            text=bins["count"],
+            text=bins["count"].tolist(),
             textposition="outside",
-            name="marked right",
+            name="right",
             marker_color="#1f4e79",
         )
     )
@@ -79,9 +79,9 @@ def reliability(bins: pd.DataFrame, ece: float) -> go.Figure:
         go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="calibrated", line={"dash": "dash"})
     )
     fig.update_layout(
-        title=f"Confidence vs your verdicts (expected calibration error {ece:.3f})",
+        title=title or f"Confidence vs your verdicts (expected calibration error {ece:.3f})",
         xaxis={"title": "confidence", "range": [0, 1]},
-        yaxis={"title": "share marked right", "range": [0, 1.1]},
+        yaxis={"title": "share right", "range": [0, 1.1]},
         height=320,
         margin={"t": 50, "b": 30},
     )

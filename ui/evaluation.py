@@ -18,7 +18,7 @@ from masis_core.services.jobs import Job
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
 from ui import charts
-from ui.follow import POLL_S
+from ui.follow import follow_task
 from ui.resources import jobs, workbench
 
 SOURCES = {
@@ -67,23 +67,6 @@ def _start(ws: Workspace) -> None:
     job = jobs().task("evaluation", ws.id, f"evaluation of {ws.id}", work)
     st.session_state[LAST_JOB] = job.id
     st.rerun()
-
-
-@st.fragment(run_every=POLL_S)
-def follow_evaluation(job_id: str) -> None:
-    """The running evaluation's progress; a full rerun once it ends."""
-    job = jobs().get(job_id)
-    if job is None:
-        return
-    if job.finished:
-        st.rerun()
-    p = job.progress or {}
-    done, total = int(p.get("done") or 0), int(p.get("total") or 0)
-    st.progress(
-        min(1.0, done / total) if total else 0.0,
-        text=f"⏳ {p.get('what', 'starting')} {done}/{total} — you can switch pages; "
-        "the evaluation goes on and shows here when done.",
-    )
 
 
 def _history_table(history: list[dict[str, Any]]) -> pd.DataFrame:
@@ -169,7 +152,9 @@ def evaluation_panel(ws: Workspace) -> None:
     workers = jobs()
     running = workers.active(ws.id, "evaluation")
     if running:
-        follow_evaluation(running[0].id)
+        follow_task(
+            running[0].id, "you can switch pages; the evaluation goes on and shows here when done."
+        )
     else:
         _start(ws)
     last = workers.get(st.session_state.get(LAST_JOB))

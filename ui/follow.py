@@ -1,4 +1,5 @@
-"""Following jobs from a page: the live per-node panels of a run, the per-file boxes of a batch.
+"""Following jobs from a page: the live per-node panels of a run, the per-file boxes of a batch,
+the progress of a task.
 
 A fragment redraws itself every ``POLL_S`` from the job's state while the job runs; the page
 can be left and come back at any moment, since the work does not live in the script. When the
@@ -91,6 +92,28 @@ def follow_batch(job_id: str) -> None:
     elif st.button("Cancel the batch", key=f"cancel-{job.id}"):
         job.cancel()
     batch_boxes(job)
+
+
+@st.fragment(run_every=POLL_S)
+def follow_task(job_id: str, after: str, cancel_label: str | None = None) -> None:
+    """A running task (an evaluation, a calibration): the progress it reports (``done``,
+    ``total``, ``what``), ``after`` it, and a cancel button when given a label; a full rerun
+    once it ends."""
+    job = jobs().get(job_id)
+    if job is None:
+        return
+    if job.finished:
+        st.rerun()
+    p = job.progress or {}
+    done, total = int(p.get("done") or 0), int(p.get("total") or 0)
+    st.progress(
+        min(1.0, done / total) if total else 0.0,
+        text=f"⏳ {p.get('what', 'starting')} {done}/{total} — {after}",
+    )
+    if job.cancel_requested:
+        st.caption("Cancelling: it stops before its next step and keeps nothing.")
+    elif cancel_label and st.button(cancel_label, key=f"cancel-{job.id}"):
+        job.cancel()
 
 
 @st.fragment(run_every=2 * POLL_S)

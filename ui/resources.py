@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from evaluation.calibration import job_work
 from ingest.highlight import HighlightedPage
 from ingest.isolate import highlight_pdf_page
 from ingest.pipeline import Ingestor
@@ -30,12 +31,13 @@ def run_service() -> RunService:
 
 @st.cache_resource(show_spinner=False)
 def jobs() -> JobManager:
-    """The workers that run research and ingest jobs for every browser session. Made once
-    per server process, which is also when half-ingested documents of a process that died
-    are swept (``RunService`` sweeps its orphaned runs the same way)."""
+    """The workers that run research, ingest and calibration jobs for every browser session.
+    Made once per server process, which is also when half-ingested documents of a process
+    that died are swept (``RunService`` sweeps its orphaned runs the same way)."""
     ingestor = Ingestor(workbench())
     ingestor.sweep_stale()
-    return JobManager(run_service(), ingestor)
+    # After a batch adds documents, the workspace's confidence is refitted to them.
+    return JobManager(run_service(), ingestor, after_batch=job_work(workbench()))
 
 
 @st.cache_data(ttl=PROBE_TTL_S, show_spinner=False)

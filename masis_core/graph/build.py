@@ -59,5 +59,29 @@ def build_graph() -> StateGraph[ResearchState, RunContext, ResearchInput, Resear
     return g
 
 
+def first_draft_graph() -> Any:
+    """One pass without review or retry: planner → researcher → synthesizer → critic →
+    evaluator, no checkpoints. What a run's first draft is, for work that asks many questions
+    and records no run (the workspace's confidence calibration, ``evaluation/calibration.py``)."""
+    g = StateGraph(ResearchState, context_schema=RunContext, input_schema=ResearchInput)
+    for name, step in (
+        ("planner", planner.node),
+        ("researcher", researcher.node),
+        ("synthesizer", synthesizer.node),
+        ("critic", critic.node),
+        ("evaluator", evaluator.node),
+    ):
+        g.add_node(name, step)
+    g.add_edge(START, "planner")
+    g.add_edge("planner", "researcher")
+    g.add_edge("researcher", "synthesizer")
+    g.add_conditional_edges(
+        "synthesizer", lambda s: "critic" if s.get("draft_answer") else END, ["critic", END]
+    )
+    g.add_edge("critic", "evaluator")
+    g.add_edge("evaluator", END)
+    return g.compile()
+
+
 def compile_graph(db: Database) -> Any:
     return build_graph().compile(checkpointer=db.checkpointer())

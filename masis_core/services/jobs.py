@@ -29,7 +29,7 @@ from masis_core.storage.registry import Workspace
 
 log = logging.getLogger(__name__)
 
-JobKind = Literal["research", "ingest", "evaluation"]
+JobKind = Literal["research", "ingest", "evaluation", "calibration"]
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 # Finished jobs kept for pages that come back to them; older ones are forgotten (their
 # results are in the run store and the registry anyway).
@@ -37,6 +37,9 @@ KEEP_FINISHED = 200
 
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# What to queue after a batch has ingested into a workspace (the confidence calibration,
+# ``evaluation/calibration.py``): the work of a task, or None for nothing.
+AfterBatch = Callable[[Workspace], Callable[["Job"], Any] | None]
 
 
 class BatchIngestor(Protocol):
@@ -129,9 +132,16 @@ class Job:
 class JobManager:
     """The server process's workers. One per process (the UI caches it)."""
 
-    def __init__(self, research: RunService, ingestor: BatchIngestor, run_workers: int = 2) -> None:
+    def __init__(
+        self,
+        research: RunService,
+        ingestor: BatchIngestor,
+        run_workers: int = 2,
+        after_batch: AfterBatch | None = None,
+    ) -> None:
         self.research = research
         self.ingestor = ingestor
+        self.after_batch = after_batch
         self._runs = ThreadPoolExecutor(run_workers, thread_name_prefix="masis-run")
         self._batches = ThreadPoolExecutor(1, thread_name_prefix="masis-ingest")
         self._jobs: dict[str, Job] = {}
@@ -181,6 +191,7 @@ class JobManager:
         the job as they happen, files not yet started stay 'queued'."""
         names = self.ingestor.display_names(sources)
         title = names[0] if len(names) == 1 else f"{len(names)} files"
+        self.cancel_active(ws.id, "calibration")  # fitted on documents about to change
         job = Job(uuid.uuid4().hex[:12], "ingest", ws.id, title)
         job.files = [FileProgress(n) for n in names]
 
@@ -209,16 +220,27 @@ class JobManager:
                 for entry in job.files:
                     if not entry.finished:
                         entry.stage = "cancelled"
+            if any(getattr(f.report, "status", None) == "ingested" for f in job.files):
+                self._after_batch(ws)  # queued before the batch says it is done
             job._finish("cancelled" if job.cancel_requested else "done")
 
         self._submit(self._batches, job, work)
         return job
 
+    def _after_batch(self, ws: Workspace) -> None:
+        """Queue the follow-up work of a batch that added documents, replacing any such work
+        of the workspace not yet finished (it would fit documents that have changed)."""
+        work = self.after_batch(ws) if self.after_batch else None
+        if work is not None:
+            self.cancel_active(ws.id, "calibration")
+            self.task("calibration", ws.id, f"confidence calibration of {ws.id}", work)
+
     # -- other long work ----------------------------------------------------------------
     def task(self, kind: JobKind, workspace_id: str, title: str, work: Callable[[Job], Any]) -> Job:
         """Other long work of a workspace (an evaluation) in the batch worker, after any
         batch queued before it: ``work(job)`` reports through ``job.progress`` and its return
-        value becomes ``job.result``; an error ends the job 'failed' with its message."""
+        value becomes ``job.result``; an error ends the job 'failed' with its message, and
+        work that returns after ``cancel`` ends it 'cancelled'."""
         job = Job(uuid.uuid4().hex[:12], kind, workspace_id, title)
 
         def run() -> None:
@@ -232,7 +254,7 @@ class JobManager:
             except BaseException as exc:
                 job._finish("failed", f"{type(exc).__name__}: {exc}")
                 raise
-            job._finish("done")
+            job._finish("cancelled" if job.cancel_requested else "done")
 
         self._submit(self._batches, job, run)
         return job
@@ -249,6 +271,10 @@ class JobManager:
         return [
             j for j in jobs if j.workspace_id == workspace_id and j.kind == kind and not j.finished
         ]
+
+    def cancel_active(self, workspace_id: str, kind: JobKind) -> None:
+        for job in self.active(workspace_id, kind):
+            job.cancel()
 
     def _submit(self, pool: ThreadPoolExecutor, job: Job, work: Callable[[], None]) -> None:
         with self._lock:

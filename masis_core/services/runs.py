@@ -16,6 +16,7 @@ from masis_core.errors import WorkspaceError
 from masis_core.graph.build import compile_graph
 from masis_core.modes import Mode
 from masis_core.services import claims, threads
+from masis_core.services.calibration import refit_with_verdicts
 from masis_core.services.driving import Event, RunDriver
 from masis_core.services.records import INTERRUPTED, RunRecord, RunStore
 from masis_core.services.web import make_web_search
@@ -43,8 +44,12 @@ class RunService:
         return self.store.get(run_id)
 
     def mark(self, run_id: str, right: bool | None) -> None:
-        """The analyst's thumbs up (right) or down (wrong) on a run's answer."""
+        """The analyst's thumbs up (right) or down (wrong) on a run's answer: also a labelled
+        point of its workspace's confidence calibration, refitted at once."""
         self.store.set_feedback(run_id, right)
+        rec = self.store.get(run_id)
+        if rec is not None:
+            refit_with_verdicts(self.bench, self.store, rec.workspace_id)
 
     def runs(
         self, workspace_id: str, status: str | None = None, limit: int = 200

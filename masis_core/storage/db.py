@@ -1,7 +1,8 @@
 """The relational side of the workbench, in one place: every schema, and the two databases.
 
 One database holds the registry of workspaces and documents, the run store, the keyword rows
-of the BM25 indexes, the stored evaluations and the web cache, beside LangGraph's checkpoints:
+of the BM25 indexes, the stored evaluations, the workspaces' confidence calibrations and the
+web cache, beside LangGraph's checkpoints:
 
 - SQLite (the default): one file, ``$MASIS_DATA_DIR/masis.db``, and ``SqliteSaver``;
 - PostgreSQL when ``MASIS_POSTGRES_URL`` is set (DESIGN §1, server mode): several processes
@@ -106,6 +107,15 @@ CREATE TABLE IF NOT EXISTS evaluations (
     report TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evaluations_by_workspace ON evaluations (workspace_id, created_at);
+-- A workspace's confidence calibration (masis_core/workspaces/calibration.py): the outline
+-- points the calibration job found and the latest fit, as JSON; gone with the workspace.
+CREATE TABLE IF NOT EXISTS calibrations (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+    engine TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    points TEXT NOT NULL,
+    report TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS web_cache (
     key TEXT PRIMARY KEY,
     query TEXT NOT NULL,

@@ -1,4 +1,9 @@
-"""Critic: confidence, gaps, unsupported claims and conflicts between sources."""
+"""Critic: confidence, gaps, unsupported claims and conflicts between sources.
+
+The engine's confidence is the judge's; where the workspace has a fitted calibration
+(``masis_core/workspaces/calibration.py``) and ``MASIS_CALIBRATE_WORKSPACES`` is on, the
+critique carries the calibrated probability, with the judge's own score beside it as
+``judged_confidence``."""
 
 from __future__ import annotations
 
@@ -6,8 +11,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.graph.context import RunContext, timed
 from masis_core.state import ResearchState, all_evidence
+from masis_core.workspaces.calibration import CalibrationStore, recalibrate
 
 
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -18,6 +25,13 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             state["question"], state.get("draft_answer") or "", all_evidence(state)
         )
     critique = dict(result.value)
+    if state.get("draft_answer"):
+        table = (
+            CalibrationStore(ctx.bench.db).table(state.get("workspace_id"), ctx.engine.name)
+            if ctx.bench.settings.calibrate_workspaces
+            else None
+        )
+        critique = recalibrate(critique, table, LOW_CONFIDENCE)
     if state.get("conflict_resolved"):
         critique["conflicts"] = []  # the analyst already chose a source
     entry = {
@@ -25,6 +39,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "engine": ctx.engine.name,
         "confidence": critique.get("confidence"),
         "confidence_model": critique.get("confidence_model"),
+        "judged_confidence": critique.get("judged_confidence"),
+        "calibration": critique.get("calibration"),
         "logical_gaps": critique.get("logical_gaps", []),
         "unsupported_claims": critique.get("unsupported_claims", []),
         "conflicts": len(critique.get("conflicts", [])),

@@ -1,0 +1,212 @@
+"""Fit a workspace's confidence to its own documents, with no labels written by hand.
+
+Each outline entry of the workspace's PDFs (``evaluation/outline.py``: a bookmark or numbered
+section heading, and the page it starts on) is asked as a question through the offline
+engine's first pass (``graph.build.first_draft_graph``: the same planner, researcher,
+synthesizer and critic as a run, recording nothing); the draft was right when its lead — the
+first passage it cites — is the heading's page of the heading's document (or the page after
+it: a heading often closes the page before its text). The judge's score and that verdict are
+one point; the analyst's thumbs up and down on the workspace's runs are more. The map is
+fitted and stored by ``masis_core/workspaces/calibration.py``.
+
+Bounded work: at most ``MAX_QUESTIONS`` questions spread over the documents. The job stops
+before its next question when cancelled or when the workspace is gone, and then stores
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from evaluation.outline import workspace_questions
+from masis_core.answers.engine import OfflineEngine
+from masis_core.errors import MasisError
+from masis_core.graph.build import first_draft_graph
+from masis_core.graph.context import RunContext
+from masis_core.services.calibration import verdict_points
+from masis_core.services.jobs import Job
+from masis_core.services.runs import RunStore
+from masis_core.state import ResearchInput
+from masis_core.storage.registry import Workspace
+from masis_core.workspaces.calibration import CalibrationStore, Point
+from masis_core.workspaces.workbench import Workbench
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTIONS = 60
+Progress = Callable[[int, int, str], None]  # (done, total, what)
+
+
+class Stopped(Exception):
+    """The job was cancelled, or its workspace deleted: nothing is stored."""
+
+
+def calibration_questions(
+    bench: Workbench, ws_id: str, limit: int = MAX_QUESTIONS
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """At most ``limit`` outline questions, spread evenly over the documents' outlines. A
+    title that heads a section in two documents ("Introduction", "Contents") has no one gold
+    page in the workspace, so it is not asked: on the 15 manuals such titles were answered
+    from another manual's page and counted wrong, whatever the answer said."""
+    pdfs = sum(d.filename.lower().endswith(".pdf") for d in bench.documents(ws_id))
+    per_doc = 2 * max(1, math.ceil(limit / max(1, pdfs)))
+    questions, notes = workspace_questions(bench, ws_id, per_doc)
+    titles = Counter(t for t, _ in {(q["question"].lower(), q["doc_id"]) for q in questions})
+    questions = [q for q in questions if titles[q["question"].lower()] == 1]
+    if len(questions) > limit:
+        questions = [questions[i * len(questions) // limit] for i in range(limit)]
+    return questions, notes
+
+
+def lead_on_gold_page(citations: list[dict[str, Any]], q: dict[str, Any]) -> bool:
+    """The answer's first citation is the question's document, within the heading's section:
+    from its page (or the page after it: a heading often closes the page before its text) to
+    the page the next heading starts on (``section_end``)."""
+    if not citations:
+        return False
+    lead = citations[0]
+    if lead.get("doc_id") != q["doc_id"] or lead.get("page") is None:
+        return False
+    start, end = int(lead["page"]), int(lead.get("page_end") or lead["page"])
+    gold = int(q["gold_page"])
+    last = max(gold + 1, int(q.get("section_end") or gold))
+    return start <= last and end >= gold
+
+
+def ask(graph: Any, context: RunContext, ws: Any, question: str) -> dict[str, Any]:
+    """The offline engine's first draft of ``question`` and its critique."""
+    state: ResearchInput = {
+        "question": question,
+        "workspace_id": ws.id,
+        "embed_model": ws.embed_model,
+        "engine": "offline",
+        "web_enabled": False,
+        "retry_count": 0,
+        "draft_answer": None,
+        "metrics": {},
+        "trace": [],
+    }
+    result: dict[str, Any] = graph.invoke(state, context=context)
+    return result
+
+
+def outline_points(
+    bench: Workbench,
+    ws_id: str,
+    questions: list[dict[str, Any]],
+    cancelled: Callable[[], bool],
+    progress: Progress | None = None,
+) -> tuple[list[Point], int, list[str]]:
+    """A point per question that got a draft; how many got none; the errors met."""
+    graph, context = first_draft_graph(), RunContext(bench, OfflineEngine())
+    points: list[Point] = []
+    unscored, errors = 0, []
+    for n, q in enumerate(questions):
+        ws = bench.registry.get_workspace(ws_id)
+        if cancelled() or ws is None:
+            raise Stopped("cancelled" if ws is not None else "the workspace was deleted")
+        if progress:
+            progress(n, len(questions), "asking the outline questions")
+        try:
+            state = ask(graph, context, ws, q["question"])
+        except (MasisError, ValueError, OSError) as exc:  # the workspace going away mid-way
+            if bench.registry.get_workspace(ws_id) is None:
+                raise Stopped("the workspace was deleted") from exc
+            errors.append(f"{q['question'][:60]}: {exc}")
+            continue
+        critique = state.get("critique") or {}
+        score = critique.get("judged_confidence", critique.get("confidence"))
+        if not state.get("draft_answer") or score is None:
+            unscored += 1
+            continue
+        right = lead_on_gold_page(state.get("citations") or [], q)
+        points.append(Point(float(score), right, "outline", q["question"][:200]))
+    return points, unscored, errors
+
+
+def calibrate_workspace(
+    bench: Workbench,
+    ws_id: str,
+    cancelled: Callable[[], bool] = lambda: False,
+    progress: Progress | None = None,
+    limit: int = MAX_QUESTIONS,
+) -> dict[str, Any]:
+    """Ask the outline questions, fit, store; the report (``status`` ``cancelled`` or
+    ``deleted``, with nothing stored, when the job was stopped)."""
+    started = time.perf_counter()
+    bench.registry.require_workspace(ws_id)
+    if progress:
+        progress(0, 0, "reading the outlines")
+    questions, notes = calibration_questions(bench, ws_id, limit)
+    try:
+        points, unscored, errors = outline_points(bench, ws_id, questions, cancelled, progress)
+    except Stopped as stop:
+        log.info("calibration of %s stopped: %s", ws_id, stop)
+        deleted = "deleted" in str(stop)
+        return {"workspace": ws_id, "status": "deleted" if deleted else "cancelled"}
+    if questions and not any(p.right for p in points):
+        notes = [
+            f"none of the {len(questions)} outline questions was answered from its heading's "
+            "page",
+            *notes,
+        ]
+    extra = {
+        "questions": len(questions),
+        "unscored": unscored,
+        "notes": notes + errors[:5],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    verdicts = verdict_points(RunStore(bench).list(ws_id, limit=10_000))
+    report = CalibrationStore(bench.db).save(ws_id, points, verdicts, **extra)
+    if report is None:
+        return {"workspace": ws_id, "status": "deleted"}
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The command line's summary: status, counts, ECE before and after, the fitted table."""
+    if report["status"] in ("cancelled", "deleted"):
+        return f"workspace {report['workspace']}: calibration {report['status']}, nothing stored"
+    p = report["points"]
+    lines = [
+        f"workspace {report['workspace']}: {report['message']}",
+        f"points: {p['outline']} from {report.get('questions', 0)} outline questions "
+        f"({report.get('unscored', 0)} got no draft), {p['verdicts']} from your verdicts; "
+        f"{p['right']} right, {p['wrong']} wrong",
+    ]
+    if report["ece_before"] is not None:
+        lines.append(f"ECE before: {report['ece_before']:.3f}")
+    if report["table"]:
+        held = report["ece_after_held_out"]
+        lines.append(
+            f"ECE after:  {report['ece_after']:.3f} (on the fitted points; held out "
+            f"{'n/a' if held is None else f'{held:.3f}'})"
+        )
+        lines += ["judge score -> calibrated"]
+        lines += [f"  {k['score']:.3f} -> {k['calibrated']:.3f}" for k in report["table"]]
+    lines += [f"note: {n}" for n in report.get("notes") or []]
+    return "\n".join(lines)
+
+
+def job_work(bench: Workbench) -> Callable[[Workspace], Callable[[Job], dict[str, Any]]]:
+    """The calibration of a workspace as a job's work (``JobManager.task``, and the
+    ``after_batch`` hook that queues it when a batch has added documents): progress on the job,
+    stopped by its cancel."""
+
+    def for_workspace(ws: Workspace) -> Callable[[Job], dict[str, Any]]:
+        def work(job: Job) -> dict[str, Any]:
+            def progress(done: int, total: int, what: str) -> None:
+                job.progress = {"done": done, "total": total, "what": what}
+
+            return calibrate_workspace(
+                bench, ws.id, cancelled=lambda: job.cancel_requested, progress=progress
+            )
+
+        return work
+
+    return for_workspace

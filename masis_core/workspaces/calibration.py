@@ -1,0 +1,265 @@
+"""The judge's confidence refitted to one workspace: a monotone map from the judge's score to
+the share of answers that were right on this workspace's own documents.
+
+The judge (``masis_core/answers/judgement.py``) is fitted on development cases and the manuals;
+on a new library its scores do not mean the same (drafts it scored 0.6-0.8 were right 91% of
+the time on FAQ PDFs it had never seen, issue #28). A workspace's points are (judge score, was
+the answer right) pairs from two sources: its outline questions, asked by the calibration job
+(``evaluation/calibration.py``: right when the answer's lead cites the heading's page), and the
+analyst's thumbs up or down on its runs. Isotonic regression over them (pool-adjacent-violators
+in numpy: twenty lines, where scikit-learn and SciPy would add ~100 MB to the workbench's
+install for the same algorithm) gives a non-decreasing table; the critic reads the score off
+it by linear interpolation. With too few points, or only right or only wrong ones, there is
+nothing to fit: the workspace keeps the global model (the judge's score unchanged) and says
+so. The table is kept in the database per workspace (``calibrations``), removed with it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from masis_core.answers.judgement import reliability
+from masis_core.storage.db import Database
+from masis_core.storage.registry import now_iso
+
+log = logging.getLogger(__name__)
+
+# Fewer points than this, or fewer right or wrong ones than MIN_EACH: keep the global model.
+MIN_POINTS = 20
+MIN_EACH = 3
+# A block of the fit is pulled towards the judge's own mean score in it by this many pseudo
+# points: three right answers in a block are not 100%.
+PRIOR_WEIGHT = 2.0
+FOLDS = 5
+# The engine whose scores the job fits: an Ollama run's confidence also carries the model's
+# opinion and is left as the judge gives it.
+ENGINE = "offline"
+
+PointSource = Literal["outline", "verdict"]
+Status = Literal["fitted", "too_few", "one_sided"]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One labelled judge score of this workspace."""
+
+    score: float
+    right: bool
+    source: PointSource
+    question: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The fitted map: knots (judge score, calibrated probability), non-decreasing. Between
+    the knots it interpolates; outside them it has seen no answer, so the judge's score
+    stands, held on the map's side of the nearest knot (the whole stays monotone): the
+    manuals' outline questions all scored 0.72-0.91, and a map flat beyond its ends had
+    raised unanswerable questions' 0.05 to 0.48."""
+
+    scores: tuple[float, ...]
+    probabilities: tuple[float, ...]
+
+    def __call__(self, score: float) -> float:
+        if score < self.scores[0]:
+            return min(score, self.probabilities[0])
+        if score > self.scores[-1]:
+            return max(score, self.probabilities[-1])
+        return float(np.interp(score, self.scores, self.probabilities))
+
+
+def isotonic(
+    scores: Sequence[float], labels: Sequence[float], weights: Sequence[float] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pool-adjacent-violators: blocks of sorted scores whose weighted label means never
+    decrease (equal scores always share a block). Returns each block's mean score, mean label
+    and weight."""
+    x = np.asarray(scores, dtype=float)
+    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float)
+    unique, inverse = np.unique(x, return_inverse=True)
+    weight = np.bincount(inverse, weights=w)
+    label = np.bincount(inverse, weights=w * np.asarray(labels, dtype=float))
+    blocks: list[list[float]] = []  # [sum w*x, sum w*y, sum w]
+    for xi, yi, wi in zip(unique, label, weight, strict=True):
+        blocks.append([xi * wi, yi, wi])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            blocks[-1] = [a + b for a, b in zip(blocks[-1], last, strict=True)]
+    b = np.array(blocks)
+    return b[:, 0] / b[:, 2], b[:, 1] / b[:, 2], b[:, 2]
+
+
+def fit_table(points: Sequence[Point]) -> Table:
+    """The isotonic table of the points, each block shrunk towards its mean judge score."""
+    scores = [p.score for p in points]
+    xs, ys, ws = isotonic(scores, [float(p.right) for p in points])
+    shrunk = (ys * ws + PRIOR_WEIGHT * xs) / (ws + PRIOR_WEIGHT)
+    probs = np.clip(np.maximum.accumulate(shrunk), 0.0, 1.0)
+    # The end blocks hold from the lowest to the highest score fitted, not only to their means.
+    knots = [(min(scores), probs[0]), *zip(xs, probs, strict=True), (max(scores), probs[-1])]
+    unique = dict((round(float(x), 4), round(float(y), 4)) for x, y in knots)
+    return Table(tuple(unique), tuple(unique.values()))
+
+
+def status_of(points: Sequence[Point]) -> tuple[Status, str]:
+    right = sum(p.right for p in points)
+    wrong = len(points) - right
+    if len(points) < MIN_POINTS:
+        return "too_few", (
+            f"{len(points)} labelled answers (at least {MIN_POINTS} are needed): this "
+            "workspace keeps the global confidence model"
+        )
+    if min(right, wrong) < MIN_EACH:
+        side = "right" if wrong < MIN_EACH else "wrong"
+        return "one_sided", (
+            f"{right} of {len(points)} answers were right: nearly all {side}, nothing to "
+            "fit a map on; this workspace keeps the global confidence model"
+        )
+    return "fitted", f"fitted on {len(points)} answers ({right} right, {wrong} wrong)"
+
+
+def held_out_ece(points: Sequence[Point], folds: int = FOLDS) -> float | None:
+    """Expected calibration error of the refit on points it was not fitted on (k-fold,
+    every k-th point held out): the in-sample figure flatters an isotonic fit."""
+    if len(points) < folds * 2:
+        return None
+    ordered = sorted(points, key=lambda p: p.score)
+    pairs: list[tuple[float, bool]] = []
+    for k in range(folds):
+        train = [p for i, p in enumerate(ordered) if i % folds != k]
+        table = fit_table(train)
+        pairs += [(table(p.score), p.right) for i, p in enumerate(ordered) if i % folds == k]
+    return reliability(pairs)["ece"]
+
+
+def fit(points: Sequence[Point]) -> dict[str, Any]:
+    """The workspace's calibration report: status and message, counts per source, the table
+    (``None`` when the global model is kept), and the reliability before and after."""
+    status, message = status_of(points)
+    before = reliability([(p.score, p.right) for p in points])
+    report: dict[str, Any] = {
+        "status": status,
+        "message": message,
+        "engine": ENGINE,
+        "points": {
+            "outline": sum(p.source == "outline" for p in points),
+            "verdicts": sum(p.source == "verdict" for p in points),
+            "right": sum(p.right for p in points),
+            "wrong": sum(not p.right for p in points),
+        },
+        "table": None,
+        "ece_before": before["ece"],
+        "ece_after": None,
+        "ece_after_held_out": None,
+        "reliability_before": before,
+        "reliability_after": None,
+    }
+    if status != "fitted":
+        return report
+    table = fit_table(points)
+    after = reliability([(table(p.score), p.right) for p in points])
+    report.update(
+        table=[
+            {"score": s, "calibrated": c}
+            for s, c in zip(table.scores, table.probabilities, strict=True)
+        ],
+        ece_after=after["ece"],
+        ece_after_held_out=held_out_ece(points),
+        reliability_after=after,
+    )
+    return report
+
+
+def table_of(report: dict[str, Any] | None, engine: str) -> Table | None:
+    """The stored map for runs of ``engine``, or None (global model)."""
+    if not report or report.get("status") != "fitted" or report.get("engine") != engine:
+        return None
+    knots = report.get("table") or []
+    if not knots:
+        return None
+    return Table(
+        tuple(float(k["score"]) for k in knots), tuple(float(k["calibrated"]) for k in knots)
+    )
+
+
+def recalibrate(critique: dict[str, Any], table: Table | None, bar: float) -> dict[str, Any]:
+    """The critic's critique with the workspace's map applied: ``confidence`` is the
+    calibrated probability, ``judged_confidence`` the judge's own score, and the retry advice
+    (which both engines take from the bar) is the bar's verdict on the calibrated value."""
+    raw = critique.get("confidence")
+    if table is None or raw is None:
+        return {**critique, "calibration": "global"}
+    calibrated = round(table(float(raw)), 3)
+    return {
+        **critique,
+        "confidence": calibrated,
+        "judged_confidence": raw,
+        "calibration": "workspace",
+        "recommend_retry": calibrated < bar,
+    }
+
+
+# -- storing -------------------------------------------------------------------------------------
+def _points_json(points: Sequence[Point]) -> str:
+    return json.dumps([[p.score, int(p.right), p.source, p.question] for p in points])
+
+
+class CalibrationStore:
+    """One row per workspace: the outline points the job found and the latest fit (outline
+    points plus the analyst's verdicts). The row goes with its workspace (``ON DELETE
+    CASCADE``), and a fit is stored only while the workspace exists."""
+
+    # Written only while the workspace row exists (a job may outlive its workspace).
+    GUARDED_UPSERT = (
+        "INSERT INTO calibrations (workspace_id, engine, updated_at, points, report)"
+        " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?)"
+        " ON CONFLICT (workspace_id) DO UPDATE SET engine = excluded.engine,"
+        " updated_at = excluded.updated_at, points = excluded.points, report = excluded.report"
+    )
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def save(
+        self, ws_id: str, outline: Sequence[Point], verdicts: Sequence[Point], **extra: Any
+    ) -> dict[str, Any] | None:
+        """Fit outline + verdict points and store them; None (nothing stored) when the
+        workspace is gone, checked in the same transaction as the write."""
+        report = {**fit([*outline, *verdicts]), **extra, "workspace": ws_id}
+        report["updated_at"] = now_iso()
+        row = (ws_id, ENGINE, report["updated_at"], _points_json(outline), json.dumps(report))
+        with self.db.connect() as conn:
+            stored = conn.execute(self.GUARDED_UPSERT, (*row, ws_id)).rowcount
+        return report if stored else None
+
+    def _read(self, column: str, ws_id: str) -> Any:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                f"SELECT {column} FROM calibrations WHERE workspace_id = ?", (ws_id,)
+            ).fetchone()
+        return json.loads(row[column]) if row else None
+
+    def outline_points(self, ws_id: str) -> list[Point]:
+        return [
+            Point(float(s), bool(r), src, q) for s, r, src, q in self._read("points", ws_id) or []
+        ]
+
+    def get(self, ws_id: str) -> dict[str, Any] | None:
+        report: dict[str, Any] | None = self._read("report", ws_id)
+        return report
+
+    def table(self, ws_id: str | None, engine: str) -> Table | None:
+        """What the critic applies to a run of ``engine`` in the workspace."""
+        return table_of(self.get(ws_id), engine) if ws_id else None
+
+    def refit(self, ws_id: str, verdicts: Sequence[Point]) -> dict[str, Any] | None:
+        """The analyst's verdicts changed: fit again with the stored outline points."""
+        previous = self.get(ws_id) or {}
+        keep = {k: previous[k] for k in ("questions", "unscored", "seconds") if k in previous}
+        return self.save(ws_id, self.outline_points(ws_id), verdicts, **keep)

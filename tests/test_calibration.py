@@ -1,0 +1,354 @@
+"""The confidence fitted to each workspace: the isotonic map, where it is kept, the critic that
+applies it, the job that fits it on the workspace's outline questions (real PDFs, real Chroma,
+real SQLite, real jobs), the analyst's verdicts, the edges, the CLI and the inspector."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from fpdf import FPDF
+
+from evaluation.calibration import calibrate_workspace, calibration_questions, job_work
+from ingest.pipeline import Ingestor, Source
+from masis_core.__main__ import main
+from masis_core.services.jobs import Job, JobManager
+from masis_core.services.runs import RunService
+from masis_core.storage.registry import Workspace
+from masis_core.workspaces.calibration import (
+    MIN_POINTS,
+    CalibrationStore,
+    Point,
+    fit,
+    isotonic,
+    table_of,
+)
+from masis_core.workspaces.workbench import Workbench
+from tests.apptest import fresh_app
+from tests.pdfs import filler, make_outlined_pdf
+from tests.texts import BOILER, PUMP
+
+PUMP_QUESTION = "How often must the hydraulic pump be inspected?"
+
+# Topics a manual would have a section on, each page in words of its own.
+TOPICS = [
+    ("Steam boiler descaling", BOILER),
+    ("Hydraulic pump inspection", PUMP),
+    (
+        "Conveyor belt tensioning",
+        "Conveyor belts are tensioned until the belt sags 15 mm "
+        "between idlers; a slack belt slips on the drive drum and wears its lagging.",
+    ),
+    (
+        "Forklift battery charging",
+        "Forklift batteries are charged in the ventilated charging "
+        "bay only; charging produces hydrogen, and the bay's fan must run during every charge.",
+    ),
+    (
+        "Compressor oil change",
+        "The air compressor's oil is changed every 1,000 running hours "
+        "with ISO 68 compressor oil; the drain plug sits under the crankcase.",
+    ),
+]
+
+
+def under_confident(n: int = 40) -> list[Point]:
+    """The judge says 0.3-0.5 for answers right 90% of the time, and 0.05 for wrong ones."""
+    rng = np.random.default_rng(7)
+    points = [
+        Point(float(s), bool(rng.random() < 0.9), "outline") for s in rng.uniform(0.3, 0.5, n)
+    ]
+    points += [Point(0.05, False, "outline") for _ in range(n // 2)]
+    return points
+
+
+def outlined(bench: Workbench, name: str, sections: list[tuple[str, str]]) -> Workspace:
+    ws = bench.create_workspace(name, "wordllama")
+    pdf = make_outlined_pdf(sections)
+    assert Ingestor(bench).ingest_bytes(ws, pdf, f"{name}.pdf").status == "ingested"
+    return ws
+
+
+# -- the map -------------------------------------------------------------------------------------
+def test_isotonic_pools_adjacent_violators_and_equal_scores() -> None:
+    xs, ys, ws = isotonic([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    assert list(np.round(xs, 3)) == [0.1, 0.25, 0.4]
+    assert list(ys) == [0.0, 0.5, 1.0] and list(ws) == [1, 2, 1]
+    # equal scores are one value, whatever their order
+    xs, ys, _ = isotonic([0.5, 0.7, 0.7, 0.9], [1, 1, 0, 1])
+    assert list(np.round(xs, 3)) == [0.633, 0.9] and list(np.round(ys, 3)) == [0.667, 1.0]
+
+
+def test_an_under_confident_judge_is_mapped_up_and_the_error_falls() -> None:
+    report = fit(under_confident())
+    assert report["status"] == "fitted"
+    assert report["points"] == {"outline": 60, "verdicts": 0, "right": 36, "wrong": 24}
+    table = table_of(report, "offline")
+    assert table is not None
+    assert table(0.4) > 0.75 and table(0.05) < 0.1  # 0.4 meant ~90% right here
+    assert list(table.probabilities) == sorted(table.probabilities)  # monotone
+    assert report["ece_after"] < report["ece_before"] / 3
+    assert report["ece_after_held_out"] < report["ece_before"]
+    assert table_of(report, "ollama") is None  # fitted on the offline engine's scores only
+
+
+def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
+    few = fit(under_confident()[: MIN_POINTS - 1])
+    assert few["status"] == "too_few" and few["table"] is None
+    assert f"{MIN_POINTS - 1} labelled answers" in few["message"]
+    assert "keeps the global confidence model" in few["message"]
+    wrong = fit([Point(s, False, "outline") for s in np.linspace(0.1, 0.9, 30)])
+    assert wrong["status"] == "one_sided" and table_of(wrong, "offline") is None
+    assert "0 of 30 answers were right" in wrong["message"]
+
+
+# -- kept per workspace ---------------------------------------------------------------------------
+@pytest.mark.usefixtures("backend")
+def test_the_fit_is_stored_per_workspace_and_goes_with_it(bench: Workbench) -> None:
+    store = CalibrationStore(bench.db)
+    a = bench.create_workspace("a", "wordllama")
+    bench.create_workspace("b", "wordllama")
+    assert store.save(a.id, under_confident(), []) is not None
+    assert store.get(a.id)["status"] == "fitted" and store.get("b") is None
+    assert store.table("b", "offline") is None and store.table(a.id, "offline") is not None
+    assert len(store.outline_points(a.id)) == 60
+    assert store.save("gone", under_confident(), []) is None  # no workspace, nothing stored
+    assert store.get("gone") is None
+    bench.delete_workspace(a.id)
+    assert store.get(a.id) is None
+
+
+def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
+    bench: Workbench, plant: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    research = RunService(bench)
+    before = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    judged = before.confidence
+    critic = [e for e in before.trace if e["node"] == "critic"][-1]
+    assert critic["calibration"] == "global" and critic["judged_confidence"] is None
+    # This workspace's answers at the judge's score were right a fifth of the time.
+    points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
+    points += [Point(0.01, False, "outline") for _ in range(5)]
+    assert CalibrationStore(bench.db).save(plant.id, points, []) is not None
+    # Fitted but not applied while MASIS_CALIBRATE_WORKSPACES is off (the default).
+    kept = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    assert kept.confidence == judged and kept.status == "completed"
+    monkeypatch.setattr(bench.settings, "calibrate_workspaces", True)
+    after = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    critic = [e for e in after.trace if e["node"] == "critic"][-1]
+    assert critic["calibration"] == "workspace"
+    assert critic["judged_confidence"] == judged
+    assert after.confidence == pytest.approx(critic["confidence"])
+    assert after.confidence < 0.35  # mapped down, so the answer now goes to review
+    assert after.status == "needs_human" and after.hitl["kind"] == "low_confidence"
+
+
+# -- the job -------------------------------------------------------------------------------------
+def test_the_job_asks_the_outline_and_scores_each_lead_against_its_page(bench: Workbench) -> None:
+    ws = outlined(bench, "plant", TOPICS)
+    seen: list[tuple[int, int, str]] = []
+    report = calibrate_workspace(bench, ws.id, progress=lambda d, t, w: seen.append((d, t, w)))
+    assert report["questions"] == 5 and report["points"]["outline"] + report["unscored"] == 5
+    # each heading is its own page's topic: the lead cites it
+    assert report["points"]["right"] == report["points"]["outline"] >= 4
+    assert report["status"] == "too_few" and report["table"] is None
+    assert seen[0][2] == "reading the outlines" and seen[-1][:2] == (4, 5)
+    stored = CalibrationStore(bench.db).get(ws.id)
+    assert stored["points"] == report["points"]
+
+
+def test_a_title_heading_two_documents_is_not_asked(bench: Workbench) -> None:
+    ws = outlined(bench, "a", [("Introduction", BOILER), ("Hydraulic pump inspection", PUMP)])
+    other = make_outlined_pdf([("Introduction", TOPICS[2][1])])
+    assert Ingestor(bench).ingest_bytes(ws, other, "b.pdf").status == "ingested"
+    questions, _ = calibration_questions(bench, ws.id)
+    assert [q["question"] for q in questions] == ["Hydraulic pump inspection"]
+
+
+def test_a_workspace_of_one_short_note_says_so_and_keeps_the_global_model(
+    bench: Workbench,
+) -> None:
+    ws = bench.create_workspace("note", "wordllama")
+    note = b"Pump: inspect every 500 hours."
+    assert Ingestor(bench).ingest_bytes(ws, note, "note.txt").status == "ingested"
+    report = calibrate_workspace(bench, ws.id)
+    assert report["status"] == "too_few" and report["questions"] == 0
+    assert "keeps the global confidence model" in report["message"]
+    assert CalibrationStore(bench.db).table(ws.id, "offline") is None
+
+
+def test_outline_questions_in_another_language_are_asked_and_scored(bench: Workbench) -> None:
+    ws = outlined(
+        bench,
+        "usine",
+        [
+            (
+                "Détartrage de la chaudière",
+                "La chaudière est détartrée tous les trois mois "
+                "avec une solution d'acide citrique; on vidange d'abord le circuit.",
+            ),
+            (
+                "Inspection de la pompe hydraulique",
+                "La pompe hydraulique est inspectée toutes "
+                "les 500 heures de fonctionnement par un technicien qualifié.",
+            ),
+        ],
+    )
+    report = calibrate_workspace(bench, ws.id)
+    assert report["questions"] == 2
+    assert report["points"]["outline"] + report["unscored"] == 2
+    assert report["points"]["right"] == report["points"]["outline"]
+
+
+def test_when_every_outline_question_fails_it_says_so_and_keeps_the_global_model(
+    bench: Workbench,
+) -> None:
+    # Every bookmark points three pages off its topic: each lead cites another page.
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=False)
+    for i in range(len(TOPICS)):
+        pdf.add_page()
+        pdf.start_section(TOPICS[(i + 3) % len(TOPICS)][0])
+        pdf.set_font("Helvetica", size=10)
+        pdf.multi_cell(w=190, h=4.5, text=f"{TOPICS[i][1]} {filler(str(i), 300)}")
+    ws = bench.create_workspace("shuffled", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, bytes(pdf.output()), "shuffled.pdf")
+    assert report.status == "ingested"
+    report = calibrate_workspace(bench, ws.id)
+    assert report["points"]["right"] == 0 and report["points"]["outline"] >= 3
+    assert report["notes"][0] == (
+        "none of the 5 outline questions was answered from its heading's page"
+    )
+    assert report["table"] is None
+    assert "keeps the global confidence model" in report["message"]
+
+
+def test_verdicts_that_contradict_the_fit_pull_it_their_way(
+    bench: Workbench, plant: Workspace
+) -> None:
+    research = RunService(bench)
+    rec = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    judged = float(rec.confidence)
+    # The outline said: answers at this score are right 90% of the time.
+    outline = [Point(judged, i % 10 != 0, "outline") for i in range(20)]
+    outline += [Point(0.01, False, "outline") for _ in range(10)]
+    store = CalibrationStore(bench.db)
+    fitted = store.save(plant.id, outline, [])
+    high = store.table(plant.id, "offline")(judged)
+    assert high > 0.8
+    # The analyst marks eight answers at that score wrong.
+    for _ in range(8):
+        run = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+        research.mark(run.run_id, False)  # each verdict refits the map
+    refit = store.get(plant.id)
+    assert refit["points"]["verdicts"] == 8 and refit["points"]["outline"] == 30
+    lowered = store.table(plant.id, "offline")(judged)
+    assert lowered < high - 0.2  # 18 of 28 at this score right now
+    assert refit["ece_before"] != fitted["ece_before"]
+    knots = [k["calibrated"] for k in refit["table"]]
+    assert knots == sorted(knots)
+
+
+def test_a_workspace_deleted_while_its_calibration_runs_stores_nothing(
+    bench: Workbench,
+) -> None:
+    ws = outlined(bench, "doomed", TOPICS)
+    research = RunService(bench)
+
+    def delete_after_the_first(done: int, total: int, what: str) -> None:
+        if done == 1:
+            research.delete_workspace(ws.id)
+
+    report = calibrate_workspace(bench, ws.id, progress=delete_after_the_first)
+    assert report == {"workspace": ws.id, "status": "deleted"}
+    with bench.db.connect() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM calibrations").fetchone()[0] == 0
+
+
+def _manager(bench: Workbench) -> JobManager:
+    return JobManager(RunService(bench), Ingestor(bench), after_batch=job_work(bench))
+
+
+def test_a_batch_queues_the_calibration_and_a_cancelled_one_stores_nothing(
+    bench: Workbench,
+) -> None:
+    manager = _manager(bench)
+    ws = bench.create_workspace("plant", "wordllama")
+    hold = threading.Event()
+    blocker = manager.task("evaluation", ws.id, "holds the batch worker", lambda job: hold.wait(60))
+    batch = manager.ingest(ws, [Source.of_bytes("plant.pdf", make_outlined_pdf(TOPICS))])
+    assert manager.active(ws.id, "calibration") == []  # queued only once the batch has ended
+    hold.set()
+    assert blocker.wait(60) and batch.wait(60)
+    (calibration,) = [j for j in manager._jobs.values() if j.kind == "calibration"]
+    assert calibration.wait(120) and calibration.state == "done"
+    assert calibration.result["questions"] == 5
+    assert CalibrationStore(bench.db).get(ws.id)["points"] == calibration.result["points"]
+    # Recalibrating, cancelled before it starts: it ends 'cancelled' and keeps nothing new.
+    hold.clear()
+    manager.task("evaluation", ws.id, "holds the batch worker", lambda job: hold.wait(60))
+    again = manager.task("calibration", ws.id, "again", job_work(bench)(ws))
+    again.cancel()
+    hold.set()
+    assert again.wait(60) and again.state == "cancelled"
+    assert again.result == {"workspace": ws.id, "status": "cancelled"}
+    assert CalibrationStore(bench.db).get(ws.id)["updated_at"] == (calibration.result["updated_at"])
+
+
+def test_research_is_not_held_up_by_a_running_calibration(bench: Workbench) -> None:
+    manager = _manager(bench)
+    ws = outlined(bench, "plant", TOPICS)
+    answered: dict[str, Any] = {}
+
+    def work(job: Job) -> dict[str, Any]:
+        def progress(done: int, total: int, what: str) -> None:
+            if done == 1 and not answered:  # mid-calibration: a question is asked
+                run = manager.ask(ws.id, PUMP_QUESTION, max_retries=0)
+                answered["done"] = run.wait(60)
+                answered["status"] = manager.get(run.id).record.status
+
+        return calibrate_workspace(bench, ws.id, progress=progress)
+
+    job = manager.task("calibration", ws.id, "calibration", work)
+    assert job.wait(120) and job.state == "done"
+    assert answered == {"done": True, "status": "completed"}
+
+
+# -- the command line and the inspector --------------------------------------------------------
+def test_calibrate_cli_prints_the_fit_and_the_error_before_and_after(
+    bench: Workbench, capsys
+) -> None:
+    ws = outlined(bench, "plant", TOPICS)
+    assert main(["calibrate", "--workspace", ws.id, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["workspace"] == ws.id and report["questions"] == 5
+    assert {"table", "ece_before", "ece_after", "points", "message"} <= set(report)
+    assert main(["calibrate", "--workspace", ws.id]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"workspace {ws.id}: ") and "outline questions" in text
+    assert main(["calibrate", "--workspace", "nowhere", "--json"]) == 2
+    assert "There is no workspace 'nowhere'" in capsys.readouterr().err
+
+
+def test_the_inspector_draws_the_workspace_reliability_before_and_after(
+    bench: Workbench, plant: Workspace
+) -> None:
+    at = fresh_app().run()
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception
+    assert any("No calibration of this workspace yet" in i.value for i in at.info)
+    CalibrationStore(bench.db).save(plant.id, under_confident(), [])
+    at.run()
+    assert not at.exception
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [f["layout"]["title"]["text"] for f in figures]
+    assert any(t.startswith("Before: the judge's score") for t in titles)
+    assert any(t.startswith("After: this workspace's map") for t in titles)
+    after = [f for f in figures if "map" in f["layout"]["title"]["text"]]
+    counts = sum(int(n) for f in after for n in f["data"][0]["text"])
+    assert counts == 60  # every point in a bar, labelled with its count
+    assert [s.value for s in at.success] == ["fitted on 60 answers (36 right, 24 wrong)"]
+    assert [m.label for m in at.metric][:2] == ["outline questions", "your verdicts"]

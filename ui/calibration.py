@@ -1,0 +1,123 @@
+"""The inspector's "Confidence calibration": the workspace's confidence map, how it was fitted,
+and the reliability diagram before and after it.
+
+The fit runs as a job of the server process after every batch that adds documents (and on
+"Recalibrate now"), in the batch worker: research runs have their own workers and never wait
+for it. The analyst's thumbs up and down refit it at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evaluation.calibration import job_work
+from masis_core.services.calibration import reliability_frame
+from masis_core.storage.registry import Workspace
+from masis_core.text.markup import untrusted
+from masis_core.workspaces.calibration import CalibrationStore
+from ui import charts
+from ui.follow import follow_task
+from ui.resources import jobs, workbench
+
+LAST_JOB = "calibration_job"
+
+
+def _start(ws: Workspace) -> None:
+    if st.button("Recalibrate now", key="calibration-start"):
+        work = job_work(workbench())(ws)
+        job = jobs().task("calibration", ws.id, f"confidence calibration of {ws.id}", work)
+        st.session_state[LAST_JOB] = job.id
+        st.rerun()
+
+
+def _diagrams(report: dict[str, Any]) -> None:
+    before = reliability_frame(report, "before")
+    after = reliability_frame(report, "after")
+    left, right = st.columns(2)
+    if before is not None:
+        left.plotly_chart(
+            charts.reliability(
+                before,
+                report["ece_before"],
+                f"Before: the judge's score ({report['ece_before']:.3f} ECE)",
+            ),
+            key="calibration-before",
+        )
+    if after is not None:
+        right.plotly_chart(
+            charts.reliability(
+                after,
+                report["ece_after"],
+                f"After: this workspace's map ({report['ece_after']:.3f} ECE)",
+            ),
+            key="calibration-after",
+        )
+    else:
+        right.info("No map: the global model is kept, so there is no 'after'.")
+
+
+def _report(report: dict[str, Any]) -> None:
+    p = report["points"]
+    fitted = report["status"] == "fitted"
+    (st.success if fitted else st.warning)(report["message"])  # our words and counts
+    cols = st.columns(4)
+    cols[0].metric("outline questions", p["outline"], help="answers of the job's questions")
+    cols[1].metric("your verdicts", p["verdicts"], help="thumbs up or down on answers")
+    cols[2].metric(
+        "ECE before", f"{report['ece_before']:.3f}" if p["outline"] + p["verdicts"] else "–"
+    )
+    held = report.get("ece_after_held_out")
+    cols[3].metric(
+        "ECE after",
+        "–" if report["ece_after"] is None else f"{report['ece_after']:.3f}",
+        help="on the fitted points" + ("" if held is None else f"; held out (5-fold) {held:.3f}"),
+    )
+    st.caption(
+        f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
+        "Bars: the share right per confidence bin, labelled with the number of answers."
+    )
+    _diagrams(report)
+    if report["table"]:
+        with st.expander("The fitted map (judge score → calibrated probability)"):
+            st.dataframe(pd.DataFrame(report["table"]), hide_index=True, width="stretch")
+    for note in report.get("notes") or []:
+        st.caption(f"Note: {untrusted(note)}")
+
+
+def calibration_panel(ws: Workspace) -> None:
+    """Follow or start the calibration job, then the stored fit."""
+    st.caption(
+        "After each upload the workspace's outline headings are asked as questions; an answer "
+        "is right when its lead cites the heading's page. The judge's confidence is then "
+        "mapped (isotonic regression) to how often answers were right here, so the 65% "
+        "review bar means the same in every workspace. Your 👍 / 👎 add labelled answers."
+    )
+    running = jobs().active(ws.id, "calibration")
+    if running:
+        follow_task(
+            running[0].id,
+            "research is not held up by it; you can switch pages.",
+            cancel_label="Cancel the calibration",
+        )
+    else:
+        _start(ws)
+    last = jobs().get(st.session_state.get(LAST_JOB))
+    if last is not None and last.workspace_id == ws.id and last.state == "failed":
+        st.error(f"The calibration failed: {untrusted(last.error)}")
+    if not workbench().settings.calibrate_workspaces:
+        st.caption(
+            "Fitted and shown only: MASIS_CALIBRATE_WORKSPACES is off, so answers keep the "
+            "judge's confidence (on the manuals the outline map made held-out questions worse; "
+            "see docs/answers-and-confidence.md)."
+        )
+    report = CalibrationStore(workbench().db).get(ws.id)
+    if report is None:
+        st.info(
+            "No calibration of this workspace yet: it runs after an upload, or press "
+            "Recalibrate now. Until then the global confidence model is used."
+        )
+        return
+    _report(report)
