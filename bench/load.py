@@ -112,82 +112,14 @@ def worker(spec_path: Path) -> None:
     scan = LogScan()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger().addHandler(scan)
-
-    from ingest.pipeline import Ingestor, Source
-    from masis_core.services.jobs import JobManager
-    from masis_core.services.runs import RunService
-    from masis_core.workspaces.workbench import Workbench
-
-    bench = Workbench(settings_for(Path(spec["data_dir"])))
-    research = RunService(bench)
-    ingestor = Ingestor(bench)
-    ingestor.sweep_stale()
-    jobs = JobManager(research, ingestor)
-    ws_id = spec["workspace"]
-    bench.index(ws_id, bench.registry.require_workspace(ws_id).embed_model)  # as a first query
+    bench, research, jobs = build_app(spec)
     print("ready", flush=True)
     sys.stdin.readline()
     start = time.monotonic()
     deadline = start + spec["seconds"]
-    batch = None
-    batch_s: list[float] = []
-    if spec["pdfs"]:
-        target = bench.registry.require_workspace(spec["ingest_workspace"])
-        batch = jobs.ingest(target, [Source.of_path(Path(p)) for p in spec["pdfs"]])
-        watch = threading.Thread(
-            target=lambda: batch_s.append(time.monotonic() - start) if batch.wait() else None,
-            daemon=True,
-        )
-        watch.start()
-    answers: list[dict[str, Any]] = []
-    lock = threading.Lock()
-
-    def analyst(n: int, questions: list[str]) -> None:
-        pace = spec["pace"]
-        due = start + random.Random(n).uniform(0, pace)  # analysts do not start in step
-        for q in questions:
-            time.sleep(max(0.0, due - time.monotonic()))
-            if time.monotonic() > deadline:
-                return
-            asked = time.monotonic()
-            due = asked + pace
-            entry: dict[str, Any] = {"analyst": n, "question": q}
-            try:
-                job = jobs.ask(ws_id, q, mode="hybrid")
-                entry["run_id"] = job.id
-                job.wait()
-                entry["seconds"] = time.monotonic() - asked
-                rec = research.get(job.id)
-                entry["job"] = job.state
-                entry["status"] = rec.status if rec else "missing"
-                entry["error"] = job.error or (rec.error if rec else "no record")
-            except Exception as exc:  # an analyst's failure is a figure, not the end
-                entry["status"], entry["error"] = "exception", f"{type(exc).__name__}: {exc}"
-            with lock:
-                answers.append(entry)
-
-    threads = [
-        threading.Thread(target=analyst, args=(n, qs), name=f"analyst-{n}")
-        for n, qs in spec["analysts"]
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    files: list[dict[str, Any]] = []
-    if batch is not None:
-        if not batch.wait(max(0.0, deadline - time.monotonic())):
-            batch.cancel()
-            batch.wait()
-        watch.join()
-        files = [
-            {
-                "name": f.name,
-                "status": f.report.status if f.report else f.stage,
-                "error": f.report.error if f.report else None,
-            }
-            for f in batch.files
-        ]
+    batch, watch, batch_s = start_batch(bench, jobs, spec, start)
+    answers = run_analysts(spec, research, jobs, start, deadline)
+    files = finish_batch(batch, watch, deadline)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     result = {
@@ -201,6 +133,113 @@ def worker(spec_path: Path) -> None:
         "errors": scan.errors,
     }
     Path(spec["out"]).write_text(json.dumps(result))
+
+
+def build_app(spec: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The Workbench, RunService and JobManager, as ``ui/resources.py`` builds them, and the
+    workspace's index loaded as a first query would."""
+    from ingest.pipeline import Ingestor
+    from masis_core.services.jobs import JobManager
+    from masis_core.services.runs import RunService
+    from masis_core.workspaces.workbench import Workbench
+
+    bench = Workbench(settings_for(Path(spec["data_dir"])))
+    research = RunService(bench)
+    ingestor = Ingestor(bench)
+    ingestor.sweep_stale()
+    jobs = JobManager(research, ingestor)
+    ws_id = spec["workspace"]
+    bench.index(ws_id, bench.registry.require_workspace(ws_id).embed_model)  # as a first query
+    return bench, research, jobs
+
+
+def start_batch(
+    bench: Any, jobs: Any, spec: dict[str, Any], start: float
+) -> tuple[Any, threading.Thread | None, list[float]]:
+    """The spec's PDFs as one ingest job, and a thread that notes when it finished."""
+    from ingest.pipeline import Source
+
+    batch = None
+    watch = None
+    batch_s: list[float] = []
+    if spec["pdfs"]:
+        target = bench.registry.require_workspace(spec["ingest_workspace"])
+        batch = jobs.ingest(target, [Source.of_path(Path(p)) for p in spec["pdfs"]])
+        watch = threading.Thread(
+            target=lambda: batch_s.append(time.monotonic() - start) if batch.wait() else None,
+            daemon=True,
+        )
+        watch.start()
+    return batch, watch, batch_s
+
+
+def run_analysts(
+    spec: dict[str, Any], research: Any, jobs: Any, start: float, deadline: float
+) -> list[dict[str, Any]]:
+    """Every analyst of the spec in a thread of its own; their answers once all are done."""
+    answers: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def analyst(n: int, questions: list[str]) -> None:
+        pace = spec["pace"]
+        due = start + random.Random(n).uniform(0, pace)  # analysts do not start in step
+        for q in questions:
+            time.sleep(max(0.0, due - time.monotonic()))
+            if time.monotonic() > deadline:
+                return
+            asked = time.monotonic()
+            due = asked + pace
+            entry = ask_once(research, jobs, spec["workspace"], n, q, asked)
+            with lock:
+                answers.append(entry)
+
+    threads = [
+        threading.Thread(target=analyst, args=(n, qs), name=f"analyst-{n}")
+        for n, qs in spec["analysts"]
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers
+
+
+def ask_once(research: Any, jobs: Any, ws_id: str, n: int, q: str, asked: float) -> dict[str, Any]:
+    """One question asked as the research page asks it, waited on as the page waits."""
+    entry: dict[str, Any] = {"analyst": n, "question": q}
+    try:
+        job = jobs.ask(ws_id, q, mode="hybrid")
+        entry["run_id"] = job.id
+        job.wait()
+        entry["seconds"] = time.monotonic() - asked
+        rec = research.get(job.id)
+        entry["job"] = job.state
+        entry["status"] = rec.status if rec else "missing"
+        entry["error"] = job.error or (rec.error if rec else "no record")
+    except Exception as exc:  # an analyst's failure is a figure, not the end
+        entry["status"], entry["error"] = "exception", f"{type(exc).__name__}: {exc}"
+    return entry
+
+
+def finish_batch(
+    batch: Any, watch: threading.Thread | None, deadline: float
+) -> list[dict[str, Any]]:
+    """Let the batch finish until the deadline (cancel it then), and report each file."""
+    if batch is None:
+        return []
+    if not batch.wait(max(0.0, deadline - time.monotonic())):
+        batch.cancel()
+        batch.wait()
+    if watch is not None:
+        watch.join()
+    return [
+        {
+            "name": f.name,
+            "status": f.report.status if f.report else f.stage,
+            "error": f.report.error if f.report else None,
+        }
+        for f in batch.files
+    ]
 
 
 # -- the orchestra -------------------------------------------------------------------
@@ -247,7 +286,7 @@ def pct(values: list[float], p: float) -> float:
     return float(np.percentile(values, p)) if values else float("nan")
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
@@ -268,14 +307,17 @@ def main() -> None:
         help="embedded backend only: keep the indexed development set here and start each run "
         "from a copy of it (indexing takes minutes)",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     if args.worker:
         worker(args.worker)
         return
     logging.basicConfig(level=logging.ERROR)
-    from evaluation.retrieval import index_corpus, load_beir
+    from evaluation.retrieval import load_beir
     from masis_core.services.runs import RunStore
-    from masis_core.workspaces.workbench import Workbench
 
     corpus, queries, qrels = load_beir(args.dataset)
     qids = sorted(q for q in queries if q in qrels)
@@ -290,20 +332,7 @@ def main() -> None:
         data_dir = tmp / "data"
         settings = settings_for(data_dir)
         start = time.perf_counter()
-        embedded = not settings.chroma_host and not getattr(settings, "postgres_url", None)
-        cached = args.cache / "indexed" if args.cache and embedded else None
-        if cached is not None and (cached / "done").exists():
-            shutil.copytree(cached, data_dir)
-            bench = Workbench(settings)
-            ws = bench.registry.require_workspace("team")
-        else:
-            bench = Workbench(settings)
-            ws = bench.registry.create_workspace("team", "wordllama")
-            index_corpus(bench, ws.id, "wordllama", corpus)
-            if cached is not None:
-                shutil.rmtree(cached, ignore_errors=True)
-                shutil.copytree(data_dir, cached)
-                (cached / "done").write_text("ok")
+        bench, ws = indexed_workspace(args, settings, data_dir, corpus)
         target = (
             ws if args.same_workspace else bench.registry.create_workspace("batch", "wordllama")
         )
@@ -338,6 +367,31 @@ def main() -> None:
     report(args, pace, alone, team, stored, documents, wall)
 
 
+def indexed_workspace(
+    args: argparse.Namespace, settings: Any, data_dir: Path, corpus: Any
+) -> tuple[Any, Any]:
+    """The Workbench over ``data_dir`` and the 'team' workspace with the development corpus
+    indexed: copied from ``--cache`` when it holds one (embedded backend only), else indexed
+    here (and kept there)."""
+    from evaluation.retrieval import index_corpus
+    from masis_core.workspaces.workbench import Workbench
+
+    embedded = not settings.chroma_host and not getattr(settings, "postgres_url", None)
+    cached = args.cache / "indexed" if args.cache and embedded else None
+    if cached is not None and (cached / "done").exists():
+        shutil.copytree(cached, data_dir)
+        bench = Workbench(settings)
+        return bench, bench.registry.require_workspace("team")
+    bench = Workbench(settings)
+    ws = bench.registry.create_workspace("team", "wordllama")
+    index_corpus(bench, ws.id, "wordllama", corpus)
+    if cached is not None:
+        shutil.rmtree(cached, ignore_errors=True)
+        shutil.copytree(data_dir, cached)
+        (cached / "done").write_text("ok")
+    return bench, ws
+
+
 def report(
     args: argparse.Namespace,
     pace: float,
@@ -348,19 +402,6 @@ def report(
     wall: float,
 ) -> None:
     answers = [a for r in team for a in r["answers"]]
-    started = [a["run_id"] for a in answers + alone["answers"] if "run_id" in a]
-    by_id = {r.run_id: r for r in stored}
-    lost = [r for r in started if r not in by_id]
-    duplicated = len(started) - len(set(started))
-    strangers = [r for r in by_id if r not in set(started)]
-    left_running = [r for r in by_id.values() if r.status == "running"]
-    failed = [a for a in answers if a.get("status") in ("failed", "exception", "missing")]
-    failed += [a for a in answers if a.get("job") == "failed" and a not in failed]
-    outcomes: dict[str, int] = {}
-    for a in answers:
-        outcomes[a.get("status", "?")] = outcomes.get(a.get("status", "?"), 0) + 1
-    times = [a["seconds"] for a in answers if "seconds" in a]
-    solo = [a["seconds"] for a in alone["answers"] if "seconds" in a]
     files = team[0]["files"]
     where = "the same" if args.same_workspace else "another"
     print(
@@ -369,6 +410,22 @@ def report(
         f"{pace:.0f} s per analyst (0: back to back); limit {args.minutes:g} min; team phase "
         f"{wall:.0f} s"
     )
+    report_times(alone, answers)
+    report_failures(alone, team, answers)
+    report_store(alone, answers, stored)
+    report_batch(team, files, documents)
+    for i, r in enumerate(team):
+        print(
+            f"app process {i + 1}: peak {r['peak_mb']:.0f} MB (largest parse child "
+            f"{r['child_peak_mb']:.0f} MB), {len(r['answers'])} runs"
+        )
+    print(f"alone: peak {alone['peak_mb']:.0f} MB")
+
+
+def report_times(alone: dict[str, Any], answers: list[dict[str, Any]]) -> None:
+    """Time to answer, alone and in the team, and the ratio of their p95s."""
+    times = [a["seconds"] for a in answers if "seconds" in a]
+    solo = [a["seconds"] for a in alone["answers"] if "seconds" in a]
     print(f"| {'':34} | {'runs':>5} | {'p50 s':>6} | {'p95 s':>6} | {'max s':>6} |")
     print(f"|{'-' * 36}|{'-' * 7}|{'-' * 8}|{'-' * 8}|{'-' * 8}|")
     for name, values in (("one analyst alone", solo), ("team (each analyst)", times)):
@@ -377,6 +434,17 @@ def report(
             f"{max(values, default=float('nan')):6.2f} |"
         )
     print(f"p95 team / alone = {pct(times, 95) / pct(solo, 95):.2f} (target <= 3)")
+
+
+def report_failures(
+    alone: dict[str, Any], team: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> None:
+    """The runs' outcomes, the failed ones, and the locks and errors in the logs."""
+    failed = [a for a in answers if a.get("status") in ("failed", "exception", "missing")]
+    failed += [a for a in answers if a.get("job") == "failed" and a not in failed]
+    outcomes: dict[str, int] = {}
+    for a in answers:
+        outcomes[a.get("status", "?")] = outcomes.get(a.get("status", "?"), 0) + 1
     print(f"run outcomes: {dict(sorted(outcomes.items()))}; failures: {len(failed)}")
     for a in failed[:5]:
         print(f"  failed: {a.get('error')}")
@@ -385,11 +453,27 @@ def report(
     print(f"'{LOCKED}' in the logs: {locked}; error log lines: {len(errors)}")
     for e in errors[:5]:
         print(f"  {e}")
+
+
+def report_store(alone: dict[str, Any], answers: list[dict[str, Any]], stored: list[Any]) -> None:
+    """Every run started is stored once, none is left running, none is a stranger."""
+    started = [a["run_id"] for a in answers + alone["answers"] if "run_id" in a]
+    by_id = {r.run_id: r for r in stored}
+    lost = [r for r in started if r not in by_id]
+    duplicated = len(started) - len(set(started))
+    strangers = [r for r in by_id if r not in set(started)]
+    left_running = [r for r in by_id.values() if r.status == "running"]
     print(
         f"run store afterwards: {len(stored)} runs for {len(started)} started; lost "
         f"{len(lost)}, duplicated {duplicated}, unknown {len(strangers)}, left running "
         f"{len(left_running)}"
     )
+
+
+def report_batch(
+    team: list[dict[str, Any]], files: list[dict[str, Any]], documents: list[Any]
+) -> None:
+    """The batch's files by outcome, its time, and the documents it left half-ingested."""
     states: dict[str, int] = {}
     for f in files:
         states[f["status"]] = states.get(f["status"], 0) + 1
@@ -402,12 +486,6 @@ def report(
         f"({team[0]['batch_state']}); registry: {len(documents)} documents, "
         f"{len(half_done)} left ingesting"
     )
-    for i, r in enumerate(team):
-        print(
-            f"app process {i + 1}: peak {r['peak_mb']:.0f} MB (largest parse child "
-            f"{r['child_peak_mb']:.0f} MB), {len(r['answers'])} runs"
-        )
-    print(f"alone: peak {alone['peak_mb']:.0f} MB")
 
 
 if __name__ == "__main__":
