@@ -139,6 +139,18 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     }
     if evidence:
         return {"evidence": evidence, "metrics": metrics, "trace": [entry]}
+    return _no_evidence(entry, ranked, filtered_out, threshold, metrics)
+
+
+def _no_evidence(
+    entry: dict[str, Any],
+    ranked: list[Candidate],
+    filtered_out: int,
+    threshold: float,
+    metrics: dict[str, Any],
+) -> dict[str, Any]:
+    """Nothing qualified: pause for review, offering a lower bar only when passages were
+    filtered (with nothing found, a lower bar finds nothing either)."""
     entry["warning"] = "no_qualifying_evidence"
     entry["results_before_filter"] = len(ranked)
     everything_filtered = len(ranked) > 0
