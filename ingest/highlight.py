@@ -11,6 +11,9 @@ word still missing (one the text layer spells otherwise) is skipped. On 200 rand
 the 15 manuals 0.995 are located, against 0.575 for an exact search of the chunk text in the
 page text (``python -m bench.highlight_accuracy``).
 
+A scanned page has no text layer to search: its letters are the OCR engine's words, kept at
+ingest with their boxes (``ingest.ocr.OcrWord``), and a found letter is drawn as its word's box.
+
 Everything here opens untrusted PDFs: call it through ``ingest.isolate.highlight_pdf_page``.
 """
 
@@ -22,11 +25,13 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image, ImageChops, ImageDraw
 
+from ingest.ocr import PageWords
 from ingest.parsing import open_stored_pdf, preview_scale
 
 # Multiplied into the page, so black text stays black and white paper takes the colour exactly.
@@ -157,13 +162,33 @@ def _page_chars(textpage: pdfium.PdfTextPage) -> str:
     return "".join(chars)
 
 
+def _fold_words(words: Sequence[Sequence[Any]]) -> tuple[str, list[int]]:
+    """An OCR page's words folded as ``fold`` folds a text layer, each letter with the index
+    of the word it came from."""
+    parts: list[str] = []
+    where: list[int] = []
+    for index, word in enumerate(words):
+        folded, _ = fold(str(word[0]))
+        parts.append(folded)
+        where.extend([index] * len(folded))
+    return "".join(parts), where
+
+
 class PageRun:
     """Pages ``first``..``last`` of an open PDF as one folded string, for the passages that
-    span a page break."""
+    span a page break. A page in ``ocr_words`` is searched in its OCR words; its origins
+    are word indexes instead of character indexes."""
 
-    def __init__(self, pdf: pdfium.PdfDocument, first: int, last: int) -> None:
+    def __init__(
+        self,
+        pdf: pdfium.PdfDocument,
+        first: int,
+        last: int,
+        ocr_words: PageWords | None = None,
+    ) -> None:
         self.pdf = pdf
         self.pages = list(range(max(1, first), min(len(pdf), max(first, last)) + 1))
+        self.ocr_words = {n: w for n, w in (ocr_words or {}).items() if w and n in self.pages}
         parts: list[str] = []
         self.origin: list[tuple[int, int]] = []  # folded position -> (page, char index)
         self.textpages: dict[int, pdfium.PdfTextPage] = {}
@@ -173,7 +198,10 @@ class PageRun:
             self._pdf_pages.append(page)
             textpage = page.get_textpage()
             self.textpages[number] = textpage
-            folded, where = fold(_page_chars(textpage))
+            if number in self.ocr_words:
+                folded, where = _fold_words(self.ocr_words[number])
+            else:
+                folded, where = fold(_page_chars(textpage))
             parts.append(folded)
             self.origin.extend((number, i) for i in where)
         self.text = "".join(parts)
@@ -240,11 +268,32 @@ def _pixel_rects(
     size: tuple[int, int],
 ) -> list[tuple[int, int, int, int]]:
     boxes = [textpage.get_charbox(i) for i in chars]
+    rects = []
+    for left, bottom, right, top in _line_rects(boxes):
+        rects.append((*_to_device(page, size, left, top), *_to_device(page, size, right, bottom)))
+    return _padded(rects, size)
+
+
+def _word_rects(
+    words: Sequence[Sequence[Any]], indexes: Sequence[int], size: tuple[int, int]
+) -> list[tuple[int, int, int, int]]:
+    """OCR words' boxes in the image's pixels, merged per line (``_line_rects`` reads y
+    upwards, as PDF space does, hence the signs)."""
+    width, height = size
+    boxes = [
+        (float(w[1]) * width, -float(w[4]) * height, float(w[3]) * width, -float(w[2]) * height)
+        for w in (words[i] for i in indexes)
+    ]
+    return _padded([(a, -d, c, -b) for a, b, c, d in _line_rects(boxes)], size)
+
+
+def _padded(
+    rects: Iterable[tuple[float, float, float, float]], size: tuple[int, int]
+) -> list[tuple[int, int, int, int]]:
+    """Rectangles given by two opposite corners, in whole pixels, a little larger."""
     out = []
     pad = max(1, round(size[0] / 600))
-    for left, bottom, right, top in _line_rects(boxes):
-        x0, y0 = _to_device(page, size, left, top)
-        x1, y1 = _to_device(page, size, right, bottom)
+    for x0, y0, x1, y1 in rects:
         out.append(
             (
                 int(min(x0, x1)) - pad,
@@ -314,12 +363,14 @@ def highlight_page(
     cited: Sequence[str] = (),
     page: int | None = None,
     zoom: int = 1,
+    ocr_words: PageWords | None = None,
     width_px: int = 900,
 ) -> HighlightedPage | None:
     """Page ``page`` (by default the one holding the cited sentences) of a passage on pages
     ``page_start``..``page_end``, drawn ``width_px * zoom`` wide and, zoomed, cropped to
-    ``width_px`` around the highlights. ``None`` when the file is not a readable PDF or the
-    page does not exist: the caller says so and shows the passage."""
+    ``width_px`` around the highlights; scanned pages found in ``ocr_words`` (page: the OCR
+    engine's words, kept at ingest). ``None`` when the file is not a readable PDF or the page
+    does not exist: the caller says so and shows the passage."""
     pdf = open_stored_pdf(path)
     if pdf is None:
         return None
@@ -327,7 +378,7 @@ def highlight_page(
         page_end = max(page_start, page_end)
         if not 1 <= page_start <= len(pdf):
             return None
-        run = PageRun(pdf, page_start, page_end)
+        run = PageRun(pdf, page_start, page_end, ocr_words)
         try:
             whole = run.locate(passage)
             sentences = [run.locate(s) for s in cited if s.strip()]
@@ -339,6 +390,16 @@ def highlight_page(
             run.close()
     finally:
         pdf.close()
+
+
+def _rects(
+    run: PageRun, page: pdfium.PdfPage, number: int, found: Sequence[int], size: tuple[int, int]
+) -> list[tuple[int, int, int, int]]:
+    """The pixel rectangles of what was found on page ``number``: characters of its text
+    layer, or words of its OCR."""
+    if number in run.ocr_words:
+        return _word_rects(run.ocr_words[number], found, size)
+    return _pixel_rects(page, run.textpages[number], found, size)
 
 
 def _draw(
@@ -356,12 +417,11 @@ def _draw(
         bitmap = page.render(scale=preview_scale(width_pt, height_pt, width_px * zoom))
         image = bitmap.to_pil().convert("RGB")
         size = image.size
-        textpage = run.textpages[number]
         cited_chars = [i for loc in sentences for p, i in loc.chars if p == number]
         cited = set(cited_chars)
         rest = [i for p, i in whole.chars if p == number and i not in cited]
-        rest_boxes = _pixel_rects(page, textpage, rest, size) if whole.found else []
-        boxes = _pixel_rects(page, textpage, cited_chars, size)
+        rest_boxes = _rects(run, page, number, rest, size) if whole.found else []
+        boxes = _rects(run, page, number, cited_chars, size)
     finally:
         page.close()
     paint = Image.new("RGB", size, (255, 255, 255))

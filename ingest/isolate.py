@@ -35,13 +35,16 @@ from pathlib import Path
 from typing import Any
 
 from ingest.highlight import HighlightedPage, highlight_page
-from ingest.ocr import OcrOptions, ProgressFn, keep_engine, preload
+from ingest.ocr import OcrOptions, PageWords, ProgressFn, keep_engine, preload
 from ingest.parsing import (
     ParsedDocument,
     is_plain_text,
+    no_progress,
     parse_bytes,
     parse_text,
+    read_scans,
     render_page_png,
+    with_scans,
 )
 from masis_core.errors import DocumentError
 
@@ -135,6 +138,7 @@ class ChildCall:
         self._grace = progress_grace_s
         self._deadline = time.monotonic() + timeout_s
         self.progressed = False  # the target reported progress (OCR ran)
+        self._final: tuple[str, Any] | None = None
         self._receive, send = _CONTEXT.Pipe(duplex=False)
         _RECEIVERS.add(self._receive)
         self._proc = _CONTEXT.Process(
@@ -159,32 +163,45 @@ class ChildCall:
         ``timeout``, ``cancelled``, or ``died`` with the exit code. The child is gone
         afterwards."""
         try:
-            while True:
+            while self._final is None:
                 if cancelled():
                     self._proc.kill()
                     return "cancelled", None
                 left = self._deadline - time.monotonic()
                 # Messages already sent count even when read late: a file parsed ahead reports
                 # its OCR pages while the parent is still storing the previous file.
-                if not self._receive.poll(max(0.0, min(left, CANCEL_POLL_S))):
-                    if left <= 0:
-                        self._proc.kill()
-                        return "timeout", None
-                    continue
-                try:
-                    message = self._receive.recv()
-                except EOFError:
-                    self._proc.join(5)
-                    return "died", self._proc.exitcode
-                if message[0] != "progress":
-                    return message
-                self.progressed = True
-                if self._grace is not None:
-                    self._deadline = time.monotonic() + self._grace
-                if on_progress is not None:
-                    on_progress(message[1], message[2])
+                if self._receive.poll(max(0.0, min(left, CANCEL_POLL_S))):
+                    self._take(on_progress)
+                elif left <= 0:
+                    self._proc.kill()
+                    return "timeout", None
+            return self._final
         finally:
             self._close()
+
+    def ready(self, on_progress: ProgressFn | None = None) -> bool:
+        """Whether the outcome is in, without waiting: what the child sent so far is read
+        (its progress reported), and ``outcome`` then returns at once."""
+        while self._final is None and not self._receive.closed and self._receive.poll(0):
+            self._take(on_progress)
+        return self._final is not None
+
+    def _take(self, on_progress: ProgressFn | None) -> None:
+        """Read one message: progress moves the deadline, anything else is the outcome."""
+        try:
+            message = self._receive.recv()
+        except EOFError:
+            self._proc.join(5)
+            self._final = ("died", self._proc.exitcode)
+            return
+        if message[0] != "progress":
+            self._final = message
+            return
+        self.progressed = True
+        if self._grace is not None:
+            self._deadline = time.monotonic() + self._grace
+        if on_progress is not None:
+            on_progress(message[1], message[2])
 
     def cancel(self) -> None:
         if self._proc.is_alive():
@@ -220,6 +237,11 @@ class PendingParse:
     Started early, it overlaps with the parent's work on the previous file (embedding and
     store writes), which hides most of the extraction time on a machine with two cores.
     The time limit counts from the start of the child.
+
+    Pages without a usable text layer are read by OCR in a second child, started once the
+    first has listed them (``scans_pending``): a batch sets the file aside and embeds the
+    files after it meanwhile (``ingest.pipeline``). That child has the same time limit, from
+    its start, and each page it reports adds ``MASIS_OCR_PAGE_TIMEOUT_S``.
     """
 
     def __init__(
@@ -228,34 +250,72 @@ class PendingParse:
         self.filename = filename
         self.timeout_s = timeout_s
         self.ocr = ocr
+        self._data = data
         self._done: ParsedDocument | DocumentError | None = None
         self._child: ChildCall | None = None
+        self._scans: ChildCall | None = None
         if in_process(data, filename):
             try:
                 self._done = parse_text(data)
             except DocumentError as exc:
                 self._done = exc
             return
-        # Once OCR reports progress, a page has its own limit plus the file's: the child stops
-        # a slow page itself; the parent's deadline is the backstop for a page stuck in C code.
-        grace = None if ocr is None else timeout_s + ocr.page_timeout_s
         if ocr is not None:
             preload(ocr.engine)
-        self._child = ChildCall(parse_bytes, (data, filename, ocr), timeout_s, grace)
+        self._child = ChildCall(
+            parse_bytes, (data, filename, ocr, no_progress, ocr is not None), timeout_s
+        )
+
+    def _text(self, cancelled: Callable[[], bool] = lambda: False) -> ParsedDocument:
+        """The text layer's result (waited for once), pages to OCR listed."""
+        if self._child is not None:
+            child, self._child = self._child, None
+            try:
+                self._done = self._payload(child, child.outcome(None, cancelled))
+            except DocumentError as exc:
+                self._done = exc
+        if isinstance(self._done, DocumentError):
+            raise self._done
+        assert self._done is not None
+        return self._done
+
+    def scans_pending(self, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Wait for the text layer; when pages need OCR, start reading them in a second
+        child and say so (a failed parse says no: ``result`` reports it)."""
+        try:
+            parsed = self._text(cancelled)
+        except DocumentError:
+            return False
+        if not parsed.ocr_pending or self.ocr is None:
+            return False
+        if self._scans is None:
+            # Once OCR reports progress, a page has its own limit plus the file's: the child
+            # stops a slow page itself; this deadline is the backstop for one stuck in C code.
+            args = (self._data, self.filename, parsed.ocr_pending, self.ocr)
+            grace = self.timeout_s + self.ocr.page_timeout_s
+            self._scans = ChildCall(read_scans, args, self.timeout_s, grace)
+        return True
+
+    def scans_read(self, on_progress: ProgressFn | None = None) -> bool:
+        """Whether the OCR child is done (its progress so far reported), without waiting."""
+        return self._scans is None or self._scans.ready(on_progress)
 
     def result(
         self, on_progress: ProgressFn | None = None, cancelled: Callable[[], bool] = lambda: False
     ) -> ParsedDocument:
         """The parsed file; ``on_progress(pages OCRed, pages to OCR)`` while OCR runs."""
-        if self._child is None:
-            if isinstance(self._done, DocumentError):
-                raise self._done
-            assert self._done is not None
-            return self._done
-        kind, payload = self._child.outcome(on_progress, cancelled)
+        if not self.scans_pending(cancelled):
+            return self._text()
+        assert self._scans is not None
+        scans = self._payload(self._scans, self._scans.outcome(on_progress, cancelled))
+        if scans.ocr_engine is not None:
+            keep_engine(scans.ocr_engine)
+        return with_scans(self._text(), scans)
+
+    def _payload(self, child: ChildCall, outcome: tuple[str, Any]) -> Any:
+        """A child's value, or its failure as a ``DocumentError``."""
+        kind, payload = outcome
         if kind == "ok":
-            if payload.ocr_engine is not None:
-                keep_engine(payload.ocr_engine)
             return payload
         if kind == "document":
             raise DocumentError(payload)
@@ -263,8 +323,7 @@ class PendingParse:
             raise DocumentError("cancelled: the batch was stopped while this file was read")
         if kind == "timeout":
             # OCR is named only when it ran: a text-layer PDF that hangs is no OCR matter.
-            ocr_ran = self._child.progressed
-            more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if ocr_ran else ""
+            more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if child.progressed else ""
             raise DocumentError(
                 f"timeout: reading the file took longer than {self.timeout_s:g} s "
                 f"(MASIS_PARSE_TIMEOUT_S{more}); it may be malformed"
@@ -279,9 +338,10 @@ class PendingParse:
         raise DocumentError(f"corrupt: parser failed ({first})")
 
     def cancel(self) -> None:
-        """Stop the child: the batch was abandoned before its result was wanted."""
-        if self._child is not None:
-            self._child.cancel()
+        """Stop the children: the batch was abandoned before the result was wanted."""
+        for child in (self._child, self._scans):
+            if child is not None:
+                child.cancel()
 
 
 def _preview(
@@ -320,8 +380,10 @@ def highlight_pdf_page(
     timeout_s: float,
     page: int | None = None,
     zoom: int = 1,
+    ocr_words: PageWords | None = None,
 ) -> HighlightedPage | None:
-    """A cited passage's page with the cited sentences highlighted (``ingest.highlight``),
-    drawn in a child with a time limit; ``None`` when there is no page to draw."""
-    args = (path, span[0], span[1], passage, cited, page, zoom)
+    """A cited passage's page with the cited sentences highlighted (``ingest.highlight``;
+    scanned pages by their ``ocr_words``), drawn in a child with a time limit; ``None`` when
+    there is no page to draw."""
+    args = (path, span[0], span[1], passage, cited, page, zoom, ocr_words)
     return _preview(highlight_page, args, path, page or span[0], timeout_s)

@@ -28,7 +28,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -53,10 +53,19 @@ class PageTimeout(Exception):
     """One page's OCR ran out of time (``MASIS_OCR_PAGE_TIMEOUT_S``)."""
 
 
+# A word the engine read and where: (text, left, top, right, bottom), the edges as fractions of
+# the page image's width and height, so a preview of any size places it. Kept with the
+# document: a scan has no text layer to find a cited passage in (ingest.highlight).
+OcrWord = tuple[str, float, float, float, float]
+# Pages' words as kept (page: its words; read back from JSON each word is a list).
+PageWords = Mapping[int, Sequence[Sequence[Any]]]
+
+
 @dataclass(frozen=True)
 class Line:
     text: str
     confidence: float  # 0..1
+    words: tuple[OcrWord, ...] = ()
 
 
 class Engine(Protocol):
@@ -77,6 +86,7 @@ class Reading:
     text: str
     confidence: float
     rotation: int  # degrees the page was turned to read it upright
+    words: tuple[OcrWord, ...] = ()  # on the page as stored (not turned), in reading order
 
 
 class RapidOcrEngine:
@@ -98,7 +108,7 @@ class RapidOcrEngine:
     def read(self, image: np.ndarray, dpi: float = OCR_DPI) -> list[Line]:
         # No line classifier: a page's orientation is settled for the whole page instead.
         result, _elapsed = self._ocr(image, use_cls=False)
-        return _join_boxes(result or [])
+        return _join_boxes(result or [], image.shape[1], image.shape[0])
 
     def orientation(self, image: np.ndarray, dpi: float = OCR_DPI) -> int | None:
         return None  # no page-level detector: read_page tries the turns by confidence
@@ -111,25 +121,46 @@ TALL_BOX = 1.5
 SIDEWAYS_PENALTY = 0.5
 
 
-def _join_boxes(result: list[Any]) -> list[Line]:
+def _box_words(text: str, corners: np.ndarray, width: int, height: int) -> list[OcrWord]:
+    """A box of several words cut into one box per word, each as wide as its share of the
+    box's characters: rapidocr boxes a run of text, not its words."""
+    xs, ys = corners[:, 0] / width, corners[:, 1] / height
+    left, right = float(xs.min()), float(xs.max())
+    top, bottom = float(ys.min()), float(ys.max())
+    per_char = (right - left) / max(1, len(text))
+    out: list[OcrWord] = []
+    end = 0
+    for word in text.split():
+        start = text.index(word, end)
+        end = start + len(word)
+        out.append((word, left + start * per_char, top, left + end * per_char, bottom))
+    return out
+
+
+def _join_boxes(result: list[Any], width: int = 1, height: int = 1) -> list[Line]:
     """rapidocr's boxes (top to bottom, then left to right) joined into lines: a box whose
     vertical centre lies within the previous box's height continues that line."""
-    lines: list[tuple[list[str], list[float], float, float]] = []
+    lines: list[tuple[list[str], list[float], float, float, list[OcrWord]]] = []
     for box, text, raw_score in result:
         corners = np.asarray(box, dtype=float)
-        width = float(np.linalg.norm(corners[1] - corners[0]))
-        height = float(np.linalg.norm(corners[2] - corners[1]))
-        tall = len(text) > 1 and height > TALL_BOX * width
+        box_width = float(np.linalg.norm(corners[1] - corners[0]))
+        box_height = float(np.linalg.norm(corners[2] - corners[1]))
+        tall = len(text) > 1 and box_height > TALL_BOX * box_width
         score = float(raw_score) * (SIDEWAYS_PENALTY if tall else 1.0)
         ys = corners[:, 1]
         top, bottom = float(ys.min()), float(ys.max())
         centre = (top + bottom) / 2
+        words = _box_words(text, corners, width, height)
         if lines and lines[-1][2] <= centre <= lines[-1][3]:
             lines[-1][0].append(text)
             lines[-1][1].append(score)
+            lines[-1][4].extend(words)
         else:
-            lines.append(([text], [score], top, bottom))
-    return [Line(" ".join(words), float(np.mean(scores))) for words, scores, _, _ in lines]
+            lines.append(([text], [score], top, bottom, words))
+    return [
+        Line(" ".join(texts), float(np.mean(scores)), tuple(words))
+        for texts, scores, _, _, words in lines
+    ]
 
 
 class TesseractEngine:
@@ -220,29 +251,43 @@ def has_columns(image: np.ndarray) -> bool:
     return False
 
 
+def _tsv_word(row: dict[str, str], text: str, size: tuple[float, float]) -> OcrWord:
+    """A TSV word row's box as fractions of the page (the level-1 row's size)."""
+    left, top = float(row["left"]) / size[0], float(row["top"]) / size[1]
+    right = left + float(row["width"]) / size[0]
+    return (text, left, top, right, top + float(row["height"]) / size[1])
+
+
 def _tsv_lines(tsv: str) -> list[Line]:
     """Tesseract's TSV words grouped into lines; a new paragraph starts after a blank line."""
     lines: list[Line] = []
-    words: list[str] = []
+    words: list[OcrWord] = []
     confs: list[float] = []
     key: tuple[str, ...] | None = None
+    size = (1.0, 1.0)
     reader = csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
     for row in reader:
+        if row.get("level") == "1":  # the page: its size in pixels
+            size = (max(1.0, float(row["width"])), max(1.0, float(row["height"])))
         text = (row.get("text") or "").strip()
         if row.get("level") != "5" or not text:
             continue
         here = (row["block_num"], row["par_num"], row["line_num"])
         if here != key and words:
-            lines.append(Line(" ".join(words), float(np.mean(confs))))
+            lines.append(_tsv_line(words, confs))
             if key is not None and here[:2] != key[:2]:
                 lines.append(Line("", 1.0))
             words, confs = [], []
         key = here
-        words.append(text)
+        words.append(_tsv_word(row, text, size))
         confs.append(max(0.0, float(row["conf"])) / 100)
     if words:
-        lines.append(Line(" ".join(words), float(np.mean(confs))))
+        lines.append(_tsv_line(words, confs))
     return lines
+
+
+def _tsv_line(words: list[OcrWord], confs: list[float]) -> Line:
+    return Line(" ".join(w[0] for w in words), float(np.mean(confs)), tuple(words))
 
 
 def tesseract_available() -> bool:
@@ -327,8 +372,22 @@ def _turned(image: np.ndarray, rotation: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(image, k=-rotation // 90))
 
 
+def _unturned(word: OcrWord, rotation: int) -> OcrWord:
+    """A word's box read on the page turned ``rotation`` degrees clockwise, placed back on
+    the page as stored (the preview draws that page, not the turned one)."""
+    text, left, top, right, bottom = word
+    if rotation == 90:  # a point (x, y) of the page lies at (1 - y, x) on the turned image
+        return (text, top, 1 - right, bottom, 1 - left)
+    if rotation == 180:
+        return (text, 1 - right, 1 - bottom, 1 - left, 1 - top)
+    if rotation == 270:  # (x, y) lies at (y, 1 - x)
+        return (text, 1 - bottom, left, 1 - top, right)
+    return word
+
+
 def _reading(lines: list[Line], rotation: int) -> Reading:
-    return Reading("\n".join(x.text for x in lines), _score(lines), rotation)
+    words = tuple(_unturned(w, rotation) for x in lines for w in x.words)
+    return Reading("\n".join(x.text for x in lines), _score(lines), rotation, words)
 
 
 def read_page(engine: Engine, image: np.ndarray, dpi: float = OCR_DPI) -> Reading:

@@ -21,6 +21,7 @@ from ingest.ocr import (
     OCR_DPI,
     Engine,
     OcrOptions,
+    OcrWord,
     ProgressFn,
     Reading,
     make_engine,
@@ -82,10 +83,14 @@ class ParsedDocument:
     ocr_engine: str | None = None  # the engine that read ``ocr_pages``
     ocr_pages: list[int] = field(default_factory=list)
     rotated_pages: dict[int, int] = field(default_factory=dict)  # page: degrees turned upright
+    ocr_words: dict[int, list[OcrWord]] = field(default_factory=dict)  # page: the engine's words
     ocr_timeouts: list[int] = field(default_factory=list)
     ocr_errors: dict[int, str] = field(default_factory=dict)  # page: the engine's error
     ocr_skipped: list[int] = field(default_factory=list)  # over MASIS_OCR_MAX_PAGES
     ocr_unavailable: str | None = None  # why pages needing OCR were not read
+    # Pages without a usable text layer left for ``read_scans`` in another process
+    # (``parse_bytes(..., ocr_later=True)``); ``with_scans`` takes its reading in.
+    ocr_pending: list[int] = field(default_factory=list)
 
 
 def clean_text(raw: str) -> str:
@@ -336,20 +341,19 @@ def _ocr(
             continue
         parsed.pages.append(Page(number, text, ocr=True))
         parsed.ocr_pages.append(number)
+        parsed.ocr_words[number] = list(reading.words)
         if reading.rotation:
             parsed.rotated_pages[number] = reading.rotation
     progress(len(todo), len(todo))
 
 
-def _no_progress(_done: int, _total: int) -> None:
+def no_progress(_done: int, _total: int) -> None:
     return None
 
 
-def parse_pdf(
-    data: bytes, ocr: OcrOptions | None = None, progress: ProgressFn = _no_progress
-) -> ParsedDocument:
-    """Text layer first, page by page; then, with ``ocr``, OCR of the pages where it is
-    missing or garbage (without ``ocr`` they are only reported in ``empty_pages``)."""
+def extract_pdf(data: bytes) -> ParsedDocument:
+    """The text layer, page by page; pages where it is missing or garbage are listed in
+    ``ocr_pending``. Running lines are not stripped yet: that needs every page's text."""
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -359,7 +363,6 @@ def parse_pdf(
         if count == 0:
             raise DocumentError("corrupt: the PDF has no pages")
         parsed = ParsedDocument([], count)
-        needs_ocr: list[int] = []
         for index in range(count):
             number = index + 1
             try:
@@ -372,19 +375,62 @@ def parse_pdf(
             elif usable_text(text):
                 parsed.pages.append(Page(number, text))
             else:
-                needs_ocr.append(number)
+                parsed.ocr_pending.append(number)
         if len(parsed.failed_pages) == count:
             raise DocumentError(f"corrupt: none of the {count} pages could be read")
-        if needs_ocr and ocr is not None:
-            _ocr(pdf, needs_ocr, parsed, ocr, progress)
-            parsed.pages.sort(key=lambda p: p.number)
-            parsed.empty_pages.sort()
-        else:
-            parsed.empty_pages.extend(needs_ocr)
-        parsed.pages = strip_running_lines(parsed.pages)
         return parsed
     finally:
         pdf.close()
+
+
+def read_scans(
+    data: bytes,
+    filename: str,
+    numbers: list[int],
+    options: OcrOptions,
+    progress: ProgressFn = no_progress,
+) -> ParsedDocument:
+    """OCR of pages ``numbers`` of the PDF (``filename`` names it in logs): the pages read,
+    and what became of the others (empty, timed out, failed), for ``with_scans``."""
+    pdf = pdfium.PdfDocument(data)
+    try:
+        scans = ParsedDocument([], len(pdf))
+        _ocr(pdf, numbers, scans, options, progress)
+        log.debug("%s: OCR read %d of %d pages", filename, len(scans.ocr_pages), len(numbers))
+        return scans
+    finally:
+        pdf.close()
+
+
+def with_scans(parsed: ParsedDocument, scans: ParsedDocument | None = None) -> ParsedDocument:
+    """The text layer's pages with the OCR's (``None``: no OCR, the pending pages stay
+    empty), in page order, running lines stripped."""
+    if scans is None:
+        parsed.empty_pages.extend(parsed.ocr_pending)
+    else:
+        parsed.pages.extend(scans.pages)
+        parsed.empty_pages.extend(scans.empty_pages)
+        parsed.failed_pages = sorted(parsed.failed_pages + scans.failed_pages)
+        parsed.ocr_engine, parsed.ocr_unavailable = scans.ocr_engine, scans.ocr_unavailable
+        parsed.ocr_pages, parsed.ocr_words = scans.ocr_pages, scans.ocr_words
+        parsed.rotated_pages, parsed.ocr_timeouts = scans.rotated_pages, scans.ocr_timeouts
+        parsed.ocr_errors, parsed.ocr_skipped = scans.ocr_errors, scans.ocr_skipped
+    parsed.ocr_pending = []
+    parsed.pages.sort(key=lambda p: p.number)
+    parsed.empty_pages.sort()
+    parsed.pages = strip_running_lines(parsed.pages)
+    return parsed
+
+
+def parse_pdf(
+    data: bytes, ocr: OcrOptions | None = None, progress: ProgressFn = no_progress
+) -> ParsedDocument:
+    """Text layer first, page by page; then, with ``ocr``, OCR of the pages where it is
+    missing or garbage (without ``ocr`` they are only reported in ``empty_pages``)."""
+    parsed = extract_pdf(data)
+    if parsed.ocr_pending and ocr is not None:
+        return with_scans(parsed, read_scans(data, "", parsed.ocr_pending, ocr, progress))
+    return with_scans(parsed)
 
 
 def parse_text(data: bytes) -> ParsedDocument:
@@ -422,13 +468,20 @@ def parse_bytes(
     data: bytes,
     filename: str,
     ocr: OcrOptions | None = None,
-    progress: ProgressFn = _no_progress,
+    progress: ProgressFn = no_progress,
+    ocr_later: bool = False,
 ) -> ParsedDocument:
-    """Dispatch on content first (a PDF is a PDF whatever its name), then on the suffix."""
+    """Dispatch on content first (a PDF is a PDF whatever its name), then on the suffix.
+    With ``ocr_later`` a PDF's pages to OCR are only listed (``ocr_pending``), for
+    ``read_scans`` in another process (the batch goes on meanwhile); such a document is
+    finished by ``with_scans``."""
     if not data:
         raise DocumentError("empty: the file has no content")
     if has_pdf_header(data) or filename.lower().endswith(PDF_SUFFIXES):
-        return parse_pdf(data, ocr, progress)
+        if not ocr_later:
+            return parse_pdf(data, ocr, progress)
+        parsed = extract_pdf(data)
+        return parsed if parsed.ocr_pending else with_scans(parsed)
     if is_plain_text(data, filename):
         return parse_text(data)
     from ingest.kinds import parse_kind  # the kinds build on this module's pages

@@ -193,6 +193,21 @@ class _Prepared:
     parse: PendingParse | None = None
 
 
+@dataclass
+class _Aside:
+    """A file whose scanned pages a child is reading while the batch goes on, and the
+    reports of the files done meanwhile (they follow its own, to keep the batch's order)."""
+
+    prepared: _Prepared
+    progress: Progress
+    later: list[FileReport] = field(default_factory=list)
+
+    def read(self) -> bool:
+        """Whether its pages are read (their progress so far reported), without waiting."""
+        assert self.prepared.parse is not None
+        return self.prepared.parse.scans_read(lambda d, t: self.progress("OCR pages", d, t))
+
+
 # Kept under its old name: tests and the sweep compare rows with this process's tag.
 OWNER = current_owner()
 _CRASH_POINTS = itertools.count(1)
@@ -263,22 +278,25 @@ class Ingestor:
         on_start: Callable[[int, Source], Progress | None] = lambda _i, _s: None,
         cancelled: Callable[[], bool] = lambda: False,
     ) -> Iterator[FileReport]:
-        """Ingest files in order, yielding each report as it is done.
+        """Ingest files in order, yielding each report as it is done, in the batch's order.
 
         While one file is embedded and stored, the next one is already read and parsed in its
-        child process: on two cores that hides most of the extraction time. Abandoning the
-        iterator stops the child of the file that was parsed ahead. ``cancelled`` is asked
-        before each file: once it says yes, no further file starts (the one being stored
-        finishes, so nothing is left half-written; a file still being read, or OCRed page by
-        page, stops at once and is reported ``cancelled``).
+        child process: on two cores that hides most of the extraction time. A file with pages
+        to OCR is set aside while a second child reads them, and the files after it are
+        embedded and stored meanwhile (their reports wait behind its own; one file's OCR at a
+        time). Abandoning the iterator stops the children. ``cancelled`` is asked before each
+        file: once it says yes, no further file starts (the one being stored finishes, so
+        nothing is left half-written; a file still being read, or OCRed page by page, stops
+        at once and is reported ``cancelled``).
         """
         ahead: _Prepared | None = None
+        aside: _Aside | None = None
         if sources and not cancelled():
             ahead = self._prepare(ws, sources[0])
         try:
             for i in range(len(sources)):
                 if cancelled():
-                    return
+                    break
                 current, ahead = ahead, None
                 assert current is not None
 
@@ -288,12 +306,37 @@ class Ingestor:
                         ahead = self._prepare(ws, sources[i + 1])
 
                 progress = on_start(i, sources[i]) or _noop
-                yield self._complete(ws, current, progress, parse_next, cancelled)
+                if current.parse is not None and current.parse.scans_pending(cancelled):
+                    if aside is not None:  # one file's OCR at a time: that one ends first
+                        yield from self._put_back(ws, aside, cancelled)
+                    aside = _Aside(current, progress)
+                    parse_next()
+                    continue
+                report = self._complete(ws, current, progress, parse_next, cancelled)
+                if aside is None:
+                    yield report
+                else:
+                    aside.later.append(report)
+                    if aside.read():
+                        yield from self._put_back(ws, aside, cancelled)
+                        aside = None
                 if ahead is None:  # this file ended before its parse (duplicate, too large)
                     parse_next()
+            if aside is not None:
+                yield from self._put_back(ws, aside, cancelled)
+                aside = None
         finally:
-            if ahead is not None and ahead.parse is not None:
-                ahead.parse.cancel()
+            for left in (ahead, aside.prepared if aside else None):
+                if left is not None and left.parse is not None:
+                    left.parse.cancel()
+
+    def _put_back(
+        self, ws: Workspace, aside: _Aside, cancelled: Callable[[], bool]
+    ) -> Iterator[FileReport]:
+        """The file set aside for OCR, completed once its pages are read (waiting for them
+        if need be), then the reports of the files done meanwhile."""
+        yield self._complete(ws, aside.prepared, aside.progress, cancelled=cancelled)
+        yield from aside.later
 
     def _prepare(self, ws: Workspace, source: Source) -> _Prepared:
         """Read the file, settle what needs no parse (too large, already here), start the
@@ -413,7 +456,13 @@ class Ingestor:
         try:
             self._store(ws, doc_id, prepared.data, display, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
-                ws.id, doc_id, parsed.page_count, len(chunks), parsed.empty_pages, parsed.ocr_pages
+                ws.id,
+                doc_id,
+                parsed.page_count,
+                len(chunks),
+                parsed.empty_pages,
+                parsed.ocr_pages,
+                parsed.ocr_words,
             )
         except BaseException as exc:
             # Whatever ends the store (an error, or a BaseException such as a stopped script or

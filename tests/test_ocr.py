@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 
+import numpy as np
 import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
@@ -40,16 +41,21 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def scanned_page(text: str) -> Image.Image:
-    """``text`` typeset on an A6 page and rendered at the OCR resolution: what a scanner
-    makes of a printed page."""
+def typed_page(text: str) -> bytes:
+    """``text`` typeset on an A6 page: a PDF with a text layer."""
     pdf = FPDF(format=A6)
     pdf.set_auto_page_break(auto=False)
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
     pdf.set_xy(8, 10)
     pdf.multi_cell(w=89, h=6, text=text)
-    doc = pdfium.PdfDocument(bytes(pdf.output()))
+    return bytes(pdf.output())
+
+
+def scanned_page(text: str) -> Image.Image:
+    """``text`` typeset on an A6 page and rendered at the OCR resolution: what a scanner
+    makes of a printed page."""
+    doc = pdfium.PdfDocument(typed_page(text))
     try:
         return doc[0].render(scale=OCR_DPI / 72, grayscale=True).to_pil()
     finally:
@@ -408,3 +414,112 @@ def test_an_engine_error_is_reported_as_such_not_as_a_page_without_text(
         "no text layer: its only page has no extractable text; OCR (rapidocr) failed on "
         "page 1: onnxruntime: model input has the wrong shape"
     )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_show_the_page_of_a_scan_highlights_the_cited_words(
+    bench: Workbench, engine: str, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Research page, a citation of a scanned PDF, "Show the page": the cited words are
+    highlighted where the engine read them. Where they are is told independently: the scan
+    is a picture of a typeset page, whose own text layer PDFium searches."""
+    import streamlit
+
+    from masis_core.answers.support import cited_sentences, sentence_support
+    from masis_core.services.runs import RunStore
+    from tests.apptest import fresh_app, settle
+    from tests.test_browser_evidence import word_boxes
+    from tests.test_highlight import highlighted_share
+
+    typed = tmp_path / "typed.pdf"
+    typed.write_bytes(typed_page(PUMP))
+    report = ingest_scan(bench, image_pdf([scanned_page(PUMP)]), "scan.pdf", engine)
+    assert report.ocr_pages == [1], report
+    shown: list[bytes] = []
+    real_image = streamlit.image
+
+    def image(data, *args, **kwargs):  # what the page shows, kept for the test to look at
+        shown.append(data)
+        return real_image(data, *args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "image", image)
+    at = fresh_app().run().switch_page("pages/research.py").run()
+    at.text_area[0].input("How often must the hydraulic pump be inspected?")
+    at.button(key="FormSubmitter:ask-Ask").click().run()
+    at = settle(at)
+    run_id = at.query_params["run"]
+    run_id = run_id[0] if isinstance(run_id, list) else run_id
+    at.toggle(key=f"page-{run_id}-1").set_value(True).run()
+    assert not at.exception
+    assert not [w.value for w in at.warning if "could not be found" in w.value]
+    (caption,) = [i.proto.imgs[0].caption for i in at.get("image")]
+    assert caption == "scan.pdf, page 1"
+
+    rec = RunStore(bench).get(run_id)
+    assert rec is not None
+    cited = cited_sentences(sentence_support(rec.answer or "", rec.citations))[1]
+    assert any("hydraulic pump must be inspected" in s.lower() for s in cited), cited
+    png = Image.open(io.BytesIO(shown[-1])).convert("RGB")
+    # Words of the cited sentence found once on the page (spaces' boxes would be paper).
+    words = ("must", "inspected", "operating")
+    boxes = [box for word in words for box in word_boxes(typed, 1, word, png.width)]
+    shares = [highlighted_share(png, box) for box in boxes]
+    assert min(shares) > 0.8, ("the cited words sit on the highlight colour", shares)
+    assert highlighted_share(png, (0, 0, 40, 40)) == 0  # the margin is not painted
+    # The last sentence, "Record each inspection in the plant logbook.", is highlighted only
+    # when the answer cites it.
+    logbook = word_boxes(typed, 1, "logbook", png.width)
+    painted = min(highlighted_share(png, box) for box in logbook) > 0.8
+    assert painted == any("logbook" in s for s in cited), cited
+
+
+@pytest.mark.parametrize("turn", [0, 90, 180, 270])
+def test_a_word_read_on_a_turned_page_is_placed_on_the_page_as_stored(turn: int) -> None:
+    """The engine reads the page turned upright; the preview draws it as stored, so each
+    word's box is turned back."""
+    from ingest.ocr import _turned, _unturned
+
+    page = np.full((200, 100), 255, dtype=np.uint8)
+    page[20:40, 10:70] = 0  # a word: x 0.1-0.7, y 0.1-0.2 of the page
+    turned = _turned(page, turn)
+    rows, cols = np.nonzero(turned == 0)
+    height, width = turned.shape
+    read = ("word", cols.min() / width, rows.min() / height, (cols.max() + 1) / width)
+    box = _unturned((*read, (rows.max() + 1) / height), turn)
+    assert box == pytest.approx(("word", 0.1, 0.1, 0.7, 0.2))
+
+
+def test_a_scan_is_read_aside_while_the_files_after_it_are_stored(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with pages to OCR waits for them (read in a second child) while the files
+    after it are embedded and stored; the reports still come in the batch's order."""
+    from ingest.pipeline import doc_id_for
+    from tests.pdfs import filler, make_pdf
+
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    stored: list[str] = []
+    real_add = bench.store.add_chunks
+
+    def recording_add(model, ids, *args, **kwargs):
+        stored.append(ids[0].split("/")[1])
+        return real_add(model, ids, *args, **kwargs)
+
+    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    files = {
+        "scan.pdf": image_pdf([scanned_page(PUMP)]),
+        "turbine.pdf": make_pdf([filler("turbine", 200)]),
+        "boiler.pdf": make_pdf([filler("boiler", 200)]),
+    }
+    sources = [Source.of_bytes(name, data) for name, data in files.items()]
+    reports = list(Ingestor(bench).ingest_each(ws, sources))
+
+    assert [(r.file, r.status) for r in reports] == [(n, "ingested") for n in files]
+    assert reports[0].ocr_pages == [1]
+    names = {doc_id_for(data): name for name, data in files.items()}
+    order = [names[d] for d in stored]
+    # The next file is stored before the scan; the one after it too, unless the scan's
+    # pages were read by the time the next file was done.
+    assert order[0] == "turbine.pdf" and sorted(order) == sorted(files), order
+    assert {d.filename for d in bench.documents("plant")} == set(files)

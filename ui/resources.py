@@ -60,6 +60,7 @@ def highlighted_page(
     untrusted. Cached because an analyst flips between the same few pages and zooms, and a
     page that timed out should not be tried on every rerun."""
     bench = workbench()
-    return highlight_pdf_page(
-        bench.file_path(doc_id), span, passage, cited, bench.settings.preview_timeout_s, page, zoom
-    )
+    path, timeout_s = bench.file_path(doc_id), bench.settings.preview_timeout_s
+    # A scanned page's words and boxes as its OCR engine read them: it has no text layer.
+    words = bench.registry.ocr_words(doc_id, span[0], max(span))
+    return highlight_pdf_page(path, span, passage, cited, timeout_s, page, zoom, words)

@@ -61,6 +61,17 @@ CREATE TABLE IF NOT EXISTS documents (
     owner TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (workspace_id, doc_id)
 );
+-- The words an OCR engine read on a document's scanned pages, with their boxes (JSON): a scan
+-- has no text layer to find a cited passage in, so its highlight is drawn from these.
+CREATE TABLE IF NOT EXISTS ocr_words (
+    workspace_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    page INTEGER NOT NULL,
+    words TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, doc_id, page),
+    FOREIGN KEY (workspace_id, doc_id) REFERENCES documents (workspace_id, doc_id)
+        ON DELETE CASCADE
+);
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
     workspace_id TEXT NOT NULL,

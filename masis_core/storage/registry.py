@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -127,7 +128,10 @@ class Registry:
         chunks: int,
         empty_pages: list[int],
         ocr_pages: tuple[int, ...] | list[int] = (),
+        ocr_words: Mapping[int, Sequence[Sequence[Any]]] | None = None,
     ) -> None:
+        """The document answers queries from now on; ``ocr_words`` (page: the OCR engine's
+        words and boxes) are kept for drawing its scanned pages' highlights."""
         ocr = json.dumps(list(ocr_pages))
         with self._conn() as conn:
             conn.execute(
@@ -135,6 +139,25 @@ class Registry:
                 " ocr_pages = ? WHERE workspace_id = ? AND doc_id = ?",
                 (READY, pages, chunks, json.dumps(empty_pages), ocr, ws_id, doc_id),
             )
+            conn.executemany(
+                "INSERT INTO ocr_words (workspace_id, doc_id, page, words) VALUES (?,?,?,?)",
+                [
+                    (ws_id, doc_id, page, json.dumps(words, ensure_ascii=False))
+                    for page, words in (ocr_words or {}).items()
+                ],
+            )
+
+    def ocr_words(self, doc_id: str, first: int, last: int) -> dict[int, list[list[Any]]]:
+        """The OCR engine's words (text, left, top, right, bottom as fractions of the page)
+        on pages ``first``..``last`` of a document, from any workspace holding it (the same
+        bytes read alike); pages read from their text layer have none."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT page, words FROM ocr_words WHERE doc_id = ? AND page BETWEEN ? AND ?"
+                " ORDER BY workspace_id DESC",
+                (doc_id, first, last),
+            ).fetchall()
+        return {int(r[0]): json.loads(r[1]) for r in rows}
 
     def forget_document(self, ws_id: str, doc_id: str) -> None:
         with self._conn() as conn:
