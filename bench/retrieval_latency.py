@@ -165,7 +165,7 @@ def timed(fn: Callable[[], object]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def main() -> None:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pdfs", type=Path, default=DEFAULT_PDFS)
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -188,36 +188,24 @@ def main() -> None:
         metavar="URL",
         help="read the registry and keyword rows from PostgreSQL (the cached build's, copied)",
     )
+    return parser
+
+
+def main() -> None:
+    parser = make_parser()
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp, ExitStack() as stack:
         root = args.cache or Path(tmp)
         data_dir = root / f"data-{args.chunks}x{args.workspaces}"
         built = (data_dir / "built").exists()
-        settings = Settings(data_dir=data_dir, provider="offline")
-        if args.chroma_server:
-            if not built:
-                parser.error("--chroma-server reads a cached build: run once with --cache only")
-            port = stack.enter_context(chroma_server(data_dir / "chroma"))
-            settings = Settings(
-                data_dir=data_dir, provider="offline", chroma_host="127.0.0.1", chroma_port=port
-            )
-        if args.postgres:
-            if not built:
-                parser.error("--postgres reads a cached build: run once with --cache only")
-            to_postgres(data_dir, args.postgres)
-            settings = settings.model_copy(update={"postgres_url": SecretStr(args.postgres)})
+        settings = backend_settings(parser, args, data_dir, built, stack)
         if not built:  # a build cut short starts over
             shutil.rmtree(data_dir, ignore_errors=True)
         bench = Workbench(settings)
         embedder = bench.embedder("wordllama")
         start = time.perf_counter()
-        pool = min(args.pool or args.chunks, args.chunks)
-        texts, vectors = corpus(find_pdfs(args.pdfs), pool, embedder, args.cache)
-        if pool < args.chunks:  # cycled: workspace w gets slice w of the pool, wrapping
-            repeat = -(-args.chunks // pool)
-            texts, vectors = (texts * repeat)[: args.chunks], np.tile(vectors, (repeat, 1))
-            vectors = vectors[: args.chunks]
+        texts, vectors = chunk_texts(args, embedder)
         if not built:
             build(bench, texts, vectors, args.workspaces)
             (data_dir / "built").write_text("ok")
@@ -225,59 +213,8 @@ def main() -> None:
         share = len(texts) // args.workspaces
         target = args.workspaces // 2
         ws_id = f"w{target:02d}"
-        mine = texts[target * share : (target + 1) * share]
-        rng = random.Random(3)
-        questions = [
-            " ".join(rng.choice(mine).split()[s : s + rng.randint(5, 12)])
-            for s in (rng.randrange(150) for _ in range(args.queries))
-        ]
-        col = bench.store.collection("wordllama", ws_id)
-        keywords = bench.keyword_index(ws_id)
-
-        def raw(q: str) -> None:
-            col.query(
-                query_embeddings=[embedder.embed_query(q)],
-                n_results=10,
-                include=["documents", "metadatas", "distances"],
-            )
-
-        def bm25(q: str) -> None:
-            scores = keywords.scores(ws_id, q)
-            if scores is not None:
-                scores.top(10)
-
-        def floor(q: str, variants: bool) -> None:
-            qs = query_variants(q, variants)
-            col.query(
-                query_embeddings=[embedder.embed_query(v) for v in qs],
-                n_results=10,
-                include=["documents", "metadatas", "distances"],
-            )
-            for v in qs:
-                bm25(v)
-
-        def ours(q: str, variants: bool) -> None:
-            retrieve(bench.index(ws_id, "wordllama"), query_variants(q, variants), 10, "hybrid")
-
-        first = timed(lambda: ours(questions[0], True))
-        for q in questions[:5]:  # warm caches and the keyword index once
-            raw(q)
-            ours(q, True)
-        columns: dict[str, Callable[[str], None]] = {
-            "raw Chroma kNN": raw,
-            "BM25 alone": bm25,
-            "raw kNN + BM25, 1 variant": lambda q: floor(q, False),
-            "ours, 1 variant": lambda q: ours(q, False),
-            "raw kNN + BM25, 3 variants": lambda q: floor(q, True),
-            "ours, 3 variants": lambda q: ours(q, True),
-            "ours, 3 variants, again": lambda q: ours(q, True),
-        }
-        results: dict[str, list[float]] = {name: [] for name in columns}
-        for q in questions:  # interleaved, so drift hits every column alike
-            for name, fn in columns.items():
-                if not name.endswith("again"):
-                    bench.chunk_words.clear()
-                results[name].append(timed(lambda fn=fn, q=q: fn(q)))
+        questions = sample_questions(texts[target * share : (target + 1) * share], args.queries)
+        first, results = measure(bench, embedder, ws_id, questions)
     where = "built" if not built else "reused"
     mode = f"Chroma server on port {settings.chroma_port}" if args.chroma_server else "embedded"
     mode += ", PostgreSQL" if args.postgres else ", SQLite"
@@ -286,6 +223,109 @@ def main() -> None:
         f"({share} chunks; {where} in {build_s:.0f} s), {len(questions)} queries, top-10; "
         f"first retrieval (keyword index, word table) {first / 1000:.1f} s"
     )
+    print_table(results)
+
+
+def backend_settings(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    data_dir: Path,
+    built: bool,
+    stack: ExitStack,
+) -> Settings:
+    """Embedded by default; a Chroma server over the cached build's Chroma dir, and
+    PostgreSQL with a copy of its rows, when asked (both need a cached build)."""
+    settings = Settings(data_dir=data_dir, provider="offline")
+    if args.chroma_server:
+        if not built:
+            parser.error("--chroma-server reads a cached build: run once with --cache only")
+        port = stack.enter_context(chroma_server(data_dir / "chroma"))
+        settings = Settings(
+            data_dir=data_dir, provider="offline", chroma_host="127.0.0.1", chroma_port=port
+        )
+    if args.postgres:
+        if not built:
+            parser.error("--postgres reads a cached build: run once with --cache only")
+        to_postgres(data_dir, args.postgres)
+        settings = settings.model_copy(update={"postgres_url": SecretStr(args.postgres)})
+    return settings
+
+
+def chunk_texts(args: argparse.Namespace, embedder: Embedder) -> tuple[list[str], np.ndarray]:
+    """``--chunks`` texts and their vectors: the pool of distinct windows, cycled."""
+    pool = min(args.pool or args.chunks, args.chunks)
+    texts, vectors = corpus(find_pdfs(args.pdfs), pool, embedder, args.cache)
+    if pool < args.chunks:  # cycled: workspace w gets slice w of the pool, wrapping
+        repeat = -(-args.chunks // pool)
+        texts, vectors = (texts * repeat)[: args.chunks], np.tile(vectors, (repeat, 1))
+        vectors = vectors[: args.chunks]
+    return texts, vectors
+
+
+def sample_questions(mine: list[str], count: int) -> list[str]:
+    """Runs of 5-12 words from the queried workspace's own chunks (seeded)."""
+    rng = random.Random(3)
+    return [
+        " ".join(rng.choice(mine).split()[s : s + rng.randint(5, 12)])
+        for s in (rng.randrange(150) for _ in range(count))
+    ]
+
+
+def measure(
+    bench: Workbench, embedder: Embedder, ws_id: str, questions: list[str]
+) -> tuple[float, dict[str, list[float]]]:
+    """The first retrieval's time, then each column's time per question."""
+    col = bench.store.collection("wordllama", ws_id)
+    keywords = bench.keyword_index(ws_id)
+
+    def raw(q: str) -> None:
+        col.query(
+            query_embeddings=[embedder.embed_query(q)],
+            n_results=10,
+            include=["documents", "metadatas", "distances"],
+        )
+
+    def bm25(q: str) -> None:
+        scores = keywords.scores(ws_id, q)
+        if scores is not None:
+            scores.top(10)
+
+    def floor(q: str, variants: bool) -> None:
+        qs = query_variants(q, variants)
+        col.query(
+            query_embeddings=[embedder.embed_query(v) for v in qs],
+            n_results=10,
+            include=["documents", "metadatas", "distances"],
+        )
+        for v in qs:
+            bm25(v)
+
+    def ours(q: str, variants: bool) -> None:
+        retrieve(bench.index(ws_id, "wordllama"), query_variants(q, variants), 10, "hybrid")
+
+    first = timed(lambda: ours(questions[0], True))
+    for q in questions[:5]:  # warm caches and the keyword index once
+        raw(q)
+        ours(q, True)
+    columns: dict[str, Callable[[str], None]] = {
+        "raw Chroma kNN": raw,
+        "BM25 alone": bm25,
+        "raw kNN + BM25, 1 variant": lambda q: floor(q, False),
+        "ours, 1 variant": lambda q: ours(q, False),
+        "raw kNN + BM25, 3 variants": lambda q: floor(q, True),
+        "ours, 3 variants": lambda q: ours(q, True),
+        "ours, 3 variants, again": lambda q: ours(q, True),
+    }
+    results: dict[str, list[float]] = {name: [] for name in columns}
+    for q in questions:  # interleaved, so drift hits every column alike
+        for name, fn in columns.items():
+            if not name.endswith("again"):
+                bench.chunk_words.clear()
+            results[name].append(timed(lambda fn=fn, q=q: fn(q)))
+    return first, results
+
+
+def print_table(results: dict[str, list[float]]) -> None:
     print(f"| {'':30} | {'p50 ms':>7} | {'p95 ms':>7} | {'p99 ms':>7} |")
     print(f"|{'-' * 32}|{'-' * 9}|{'-' * 9}|{'-' * 9}|")
     p95 = {}
