@@ -16,6 +16,7 @@ from masis_core.services.inspection import (
     verdict_reliability,
     workspace_scores,
 )
+from masis_core.text.markup import plain
 from ui import charts
 from ui.calibration import calibration_panel
 from ui.evaluation import evaluation_panel
@@ -43,7 +44,7 @@ with runs_tab:
         list(by_id),
         index=list(by_id).index(wanted) if wanted in by_id else 0,
         format_func=lambda i: (
-            f"{by_id[i].created_at} · {by_id[i].status} · {by_id[i].question[:80]}"
+            f"{by_id[i].created_at} · {by_id[i].status} · {plain(by_id[i].question[:80])}"
         ),
     )
     rec = by_id[rec_id]

@@ -14,6 +14,7 @@ from masis_core.services.reports import (
     thread_filename,
     thread_markdown,
 )
+from masis_core.text.markup import plain
 from ui.evidence import report_pdf
 from ui.followup import thread_caption
 from ui.resources import run_service
@@ -29,7 +30,7 @@ rec = by_id[
     st.selectbox(
         "Open a run",
         list(by_id),
-        format_func=lambda i: f"{i} · {by_id[i].status} · {by_id[i].question[:80]}",
+        format_func=lambda i: f"{i} · {by_id[i].status} · {plain(by_id[i].question[:80])}",
     )
 ]
 left, mid, right = st.columns(3)

@@ -1,7 +1,10 @@
 """Untrusted text for Markdown: escaping, links, defanged markers, the rendered answer.
 
 A CommonMark parser (markdown-it-py, installed with Streamlit's ``rich``) is the oracle for
-what the escaped text renders as: plain text, equal to the input, and nothing else.
+what the escaped text renders as: plain text, equal to the input, and nothing else; web and
+e-mail addresses as code. CommonMark has no autolinks of bare addresses, which Streamlit's
+remark-gfm adds: ``linkable`` checks that none is left in the text a GFM renderer would link
+(tests/test_browser_untrusted.py checks the same in Chromium).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,
     link_target,
+    plain,
     quote_block,
     safe_link,
     untrusted,
@@ -53,11 +57,25 @@ def rendered_text(markdown: str) -> tuple[set[str], str]:
         text.append(" ")
         for child in token.children or []:
             types.add(child.type)
-            text.append(child.content if child.type == "text" else " ")
+            text.append(child.content if child.type in ("text", "code_inline") else " ")
     return types, " ".join("".join(text).split())
 
 
-PLAIN = {"paragraph_open", "paragraph_close", "inline", "text", "softbreak"}
+# What remark-gfm links in a text node after parsing, whatever the escapes were.
+GFM_AUTOLINK = re.compile(r"https?://[-.\w]*\w|www\.[-\w]|[-.\w+]+@[-\w]+\.[-\w]", re.I)
+
+
+def linkable(markdown: str) -> list[str]:
+    """Addresses left in the rendered text (not in code) that Streamlit would make links."""
+    found: list[str] = []
+    for token in MD.parse(markdown):
+        for child in token.children or []:
+            if child.type == "text":
+                found += GFM_AUTOLINK.findall(child.content)
+    return found
+
+
+PLAIN = {"paragraph_open", "paragraph_close", "inline", "text", "softbreak", "code_inline"}
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -66,6 +84,7 @@ def test_escaped_text_renders_as_itself_and_nothing_else(text: str, inline: bool
     types, shown = rendered_text(escape_markdown(text, inline=inline))
     assert types <= PLAIN, types
     assert shown == " ".join(text.split())
+    assert not linkable(escape_markdown(text, inline=inline))
 
 
 def test_random_punctuation_soup_round_trips() -> None:
@@ -77,18 +96,52 @@ def test_random_punctuation_soup_round_trips() -> None:
             types, shown = rendered_text(escape_markdown(text, inline=inline))
             assert types <= PLAIN, (text, types)
             assert shown == " ".join(text.split()), text
+            assert not linkable(escape_markdown(text, inline=inline)), text
 
 
 def test_streamlit_extras_are_escaped() -> None:
-    """LaTeX, colour and icon directives and GFM autolinks are Streamlit's, not CommonMark's:
-    checked on the string — every trigger character is escaped."""
-    out = escape_markdown("$x^2$ :red[alert] :material/home: https://evil.example www.evil.example")
-    assert "\\$x^2\\$" in out
-    assert "\\:red\\[alert\\]" in out
-    assert "\\:material/home\\:" in out
-    assert "https\\://evil" in out
-    assert "www\\.evil" in out
-    assert escape_markdown("mail me: a@evil.example") == "mail me\\: a\\@evil.example"
+    """LaTeX, colour and icon directives are Streamlit's, not CommonMark's: checked on the
+    string — every trigger character is escaped."""
+    out = escape_markdown("$x^2$ :red[alert] :material/home:")
+    assert out == "\\$x^2\\$ \\:red\\[alert\\] \\:material/home\\:"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "see https://evil.example/t.png, www.evil.example. and mail a@evil.example!",
+            "see `https://evil.example/t.png`, `www.evil.example`. and mail `a@evil.example`\\!",
+        ),
+        ("![x](https://evil.example/t.png)", "\\!\\[x\\]\\(`https://evil.example/t.png`\\)"),
+        ("<HTTPS://EVIL.example/a_b?q=1&x=$y>", "\\<`HTTPS://EVIL.example/a_b?q=1&x=$y`\\>"),
+        ("xhttp://evil.example", "x`http://evil.example`"),
+        ("tick https://evil.example/`x`", "tick `https://evil.example/`\\`x\\`"),
+        ("μέιλ: χρήστης@παράδειγμα.ελ", "μέιλ\\: `χρήστης@παράδειγμα.ελ`"),
+        ("https:// and www. alone", "https\\:// and www\\. alone"),
+    ],
+)
+def test_addresses_are_shown_in_full_as_code_never_as_links(text: str, shown: str) -> None:
+    """Streamlit's Markdown (remark-gfm) links a bare address after parsing, so a backslash
+    before ":" does not stop it: the address goes into a code span, shown exactly as written."""
+    out = escape_markdown(text)
+    assert out == shown
+    assert not linkable(out)
+    types, rendered = rendered_text(out)
+    assert types <= PLAIN and rendered == text
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+@pytest.mark.parametrize("show", [untrusted, plain, escape_markdown, quote_block])
+def test_bidi_controls_are_removed_wherever_text_is_shown(show) -> None:
+    """ "invoice\u202efdp.exe" displays as "invoiceexe.pdf": the controls reorder the text
+    around them, so they are dropped; right-to-left letters themselves stay."""
+    out = show(f"invoice\u202efdp.exe {BIDI} שלום مرحبا")
+    assert not set(out) & set(BIDI), out
+    assert "invoicefdp.exe" in out and "שלום مرحبا" in out
+    assert answer_markdown(f"Fact\u202e{BIDI}. [1]", [1]) == "Fact. [1]"
 
 
 def test_readable_where_nothing_is_markup() -> None:
@@ -154,7 +207,7 @@ def test_answer_keeps_only_this_runs_citation_markers() -> None:
     answer = "Inspect [revised manual](https://evil.example/x) weekly. [1]\n\nSee [99] and [2]. [2]"
     md = answer_markdown(answer, [1, 2])
     assert md == (
-        "Inspect \\[revised manual\\]\\(https\\://evil.example/x\\) weekly. [1]"
+        "Inspect \\[revised manual\\]\\(`https://evil.example/x`\\) weekly. [1]"
         "\n\nSee ［99］ and [2]. [2]"
     )
     types, _ = rendered_text(md)
@@ -173,7 +226,7 @@ def test_marker_next_to_hostile_text_stays_plain() -> None:
 def test_quote_block_quotes_every_line_escaped() -> None:
     quoted = quote_block("First [x](https://evil.example)\n\n    # not code\n![](t.gif)")
     assert quoted == (
-        "> First \\[x\\]\\(https\\://evil.example\\)\n>\n> \\# not code\n> \\!\\[\\]\\(t.gif\\)"
+        "> First \\[x\\]\\(`https://evil.example`\\)\n>\n> \\# not code\n> \\!\\[\\]\\(t.gif\\)"
     )
     types, _ = rendered_text(quoted)
     assert "link_open" not in types and "image" not in types and "heading_open" not in types
@@ -203,7 +256,7 @@ def test_only_http_urls_become_links(url: str) -> None:
 def test_http_link_has_an_escaped_label_and_an_encoded_target() -> None:
     link = safe_link("a [b](https://evil.example)", "https://ok.example/a b)(<x>\"'")
     assert link == (
-        "[a \\[b\\]\\(https\\://evil.example\\)](https://ok.example/a%20b%29%28%3Cx%3E%22%27)"
+        "[a \\[b\\]\\(`https://evil.example`\\)](https://ok.example/a%20b%29%28%3Cx%3E%22%27)"
     )
     tokens = [t for tok in MD.parse(link) for t in tok.children or []]
     assert [t.attrs["href"] for t in tokens if t.type == "link_open"] == [

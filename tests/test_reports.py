@@ -81,7 +81,7 @@ def test_markdown_has_answer_citations_checks_and_evidence() -> None:
     assert "- Retries: 1 (quality_issue_detected)" in md
     assert "Every 500 hours. [1]" in md
     assert "1. manual.pdf, page 2" in md
-    assert "2. web page — [https\\://example.org/x](https://example.org/x)" in md
+    assert "2. web page — [`https://example.org/x`](https://example.org/x)" in md
     assert "Removed fabricated citation \\[7\\]" in md
     assert "### [1] manual.pdf, page 2\n\n> Every 500 h." in md
 

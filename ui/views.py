@@ -6,6 +6,7 @@ Shared by the research and runs pages. Everything here renders what
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import streamlit as st
@@ -15,7 +16,7 @@ from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import escape_markdown, quote_block, safe_link, untrusted
+from masis_core.text.markup import escape_markdown, plain, quote_block, safe_link, untrusted
 from ui.evidence import answer_markdown_marked, page_view, support_panel
 from ui.resources import run_service
 
@@ -127,7 +128,8 @@ def node_panel(entry: dict[str, Any]) -> None:
         shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors")
         rest = {k: v for k, v in entry.items() if k not in shown}
         if rest:
-            st.json(rest, expanded=False)
+            # JSON shows strings as they are: only the bidi controls go.
+            st.json(plain(json.dumps(rest, ensure_ascii=False, default=str)), expanded=False)
 
 
 def render_trace(trace: list[dict[str, Any]]) -> None:
@@ -261,7 +263,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
         response: dict[str, Any] = {"action": action}
         if action == "rephrase":
             response["text"] = st.text_input(
-                "New question", value=rec.question, key=f"review-text-{rec.run_id}"
+                "New question", value=plain(rec.question), key=f"review-text-{rec.run_id}"
             )
         if action == "choose_source" and sources:
             response["source"] = st.radio(

@@ -15,6 +15,7 @@ import pandas as pd
 from masis_core.answers.judgement import reliability
 from masis_core.services.jobs import FileProgress
 from masis_core.services.runs import RunRecord
+from masis_core.text.markup import plain
 
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
 OUTCOMES = {
@@ -115,7 +116,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "thread": r.thread_id if r.thread_id in threaded else None,
             "created": r.created_at,
             "status": r.status,
-            "question": r.question,
+            "question": plain(r.question),
             "engine": r.engine,
             "confidence": None if r.confidence is None else round(r.confidence * 100),
             "citations": len(r.citations),

@@ -1,10 +1,20 @@
-"""Untrusted text made safe for Markdown: the UI and the Markdown export both render it.
+"""Untrusted text made safe to show: the UI and the Markdown export render it as Markdown, tables,
+JSON, text fields and the PDF export show it as it is.
 
-Document sentences, web titles and snippets and model output are data. Passed to Markdown as
-they are, ``[revised manual](https://…)`` becomes a live link inside a cited answer and
-``![](https://…/t.gif)`` a tracking image; Streamlit adds LaTeX (``$``) and ``:color[…]`` /
-``:material/…:`` directives. Everything here escapes such text so it displays exactly as
-written, and the only markup left is ours: citation markers of the run and http(s) links.
+Document sentences, web titles and snippets, questions and model output are data. Passed to
+Markdown as they are, ``[revised manual](https://…)`` becomes a live link inside a cited
+answer and ``![](https://…/t.gif)`` a tracking image; Streamlit adds LaTeX (``$``) and
+``:color[…]`` / ``:material/…:`` directives. The rule, everywhere untrusted text is shown:
+
+* it displays exactly as written and never becomes a link, an image, HTML or a script;
+* a web or e-mail address in it is shown in full as code text (monospace, copyable, not
+  clickable). A backslash does not stop Streamlit's Markdown from linking a bare
+  ``https://…``, ``www.…`` or ``a@b.example``: it links them after parsing (remark-gfm);
+* bidi embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069) are removed:
+  they reorder what is shown around them, so a file name or a question can display as
+  something it is not;
+* the only markup left is ours: citation markers of the run, and a web source's link, whose
+  label is its full address (``safe_link``).
 """
 
 from __future__ import annotations
@@ -27,6 +37,19 @@ _WWW_DOT = re.compile(r"(?<=www)\.", re.I)
 _SPACES = re.compile(r"\s+")
 _INDENT = re.compile(r"^[ \t]+", re.M)
 _CR = re.compile(r"\r\n?")
+# What remark-gfm would link: "http(s)://…" and "www.…" up to a space (trailing punctuation
+# left out, as GFM does), and e-mail addresses. A superset on purpose: Unicode letters, any
+# position. Never a backtick (it would end the code span) or one of our placeholders.
+_ADDRESS = re.compile(
+    r"(?:https?://|www\.)[^\s`\ue000-\ue003]*[^\s`\ue000-\ue003.,:;!?'\")\]}>*_~]"
+    r"|[-.\w+]+@[-\w]+(?:\.[-\w]+)+",
+    re.I,
+)
+_ADDRESS_SLOT = "\ue002{}\ue003"
+_ADDRESS_SLOTTED = re.compile("\ue002([0-9]+)\ue003")
+_NO_ADDRESS_SLOTS = str.maketrans({"\ue002": "\ufffd", "\ue003": "\ufffd"})
+# Bidi embeddings and overrides (LRE, RLE, PDF, LRO, RLO) and isolates (LRI, RLI, FSI, PDI).
+_BIDI_CONTROLS = str.maketrans(dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 # Our own citation markers as the evaluator writes them into the stored answer, and the
 # private-use placeholders they wait in while the text around them is escaped.
 _OUR_MARKER = re.compile(r"\[([0-9]+)\]")
@@ -39,16 +62,31 @@ LINK_SCHEMES = ("http", "https")
 _URL_SAFE = "/:?#@!$&*+,;=%-._~"
 
 
+def plain(text: object) -> str:
+    """Untrusted text for a place that shows it as it is (a table, JSON, a text field, the
+    PDF export): the bidi controls removed, nothing else changed."""
+    return ("" if text is None else str(text)).translate(_BIDI_CONTROLS)
+
+
 def escape_markdown(text: str, *, inline: bool = False) -> str:
-    """``text`` as Markdown that displays it literally. ``inline`` folds line breaks into
-    spaces, for labels, captions and list items where a new line would start a new block.
-    Indentation is dropped (it would start a code block; a paragraph ignores it anyway), and
-    a carriage return becomes a newline, so every line start is seen as Markdown sees it."""
+    """``text`` as Markdown that displays it literally, its addresses as code (see the module
+    docstring). ``inline`` folds line breaks into spaces, for labels, captions and list items
+    where a new line would start a new block. Indentation is dropped (it would start a code
+    block; a paragraph ignores it anyway), and a carriage return becomes a newline, so every
+    line start is seen as Markdown sees it."""
+    text = plain(text).translate(_NO_ADDRESS_SLOTS)
     text = _SPACES.sub(" ", text).strip() if inline else _INDENT.sub("", _CR.sub("\n", text))
-    text = _INLINE.sub(r"\\\1", text)
+    addresses: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        addresses.append(match[0])
+        return _ADDRESS_SLOT.format(len(addresses) - 1)
+
+    text = _INLINE.sub(r"\\\1", _ADDRESS.sub(park, text))
     # "12." keeps its number and escapes the dot; "#", "+", "-", "=" get a backslash.
     text = _LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\.", text)
-    return _WWW_DOT.sub(r"\\.", text)
+    text = _WWW_DOT.sub(r"\\.", text)
+    return _ADDRESS_SLOTTED.sub(lambda m: f"`{addresses[int(m[1])]}`", text)
 
 
 def untrusted(text: object, *, inline: bool = True) -> str:
