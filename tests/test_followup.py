@@ -29,15 +29,79 @@ PREVIOUS = [Turn(FIRST, "Every 500 operating hours. [1]")]
 @pytest.mark.parametrize(
     ("follow_up", "standalone"),
     [
-        ("What pressure does it operate at?", "What pressure does hydraulic pump operate at?"),
-        ("And what about its seals?", "And what about hydraulic pump's seals?"),
-        ("Why?", "Why (hydraulic pump inspected)?"),
-        ("Who logs this?", "Who logs this (hydraulic pump)?"),
+        ("What pressure does it operate at?", "What pressure does the hydraulic pump operate at?"),
+        ("And what about its seals?", "And what about the hydraulic pump's seals?"),
+        ("It leaks. Why?", "The hydraulic pump leaks. Why?"),
     ],
 )
 def test_offline_rewrite_carries_the_previous_topic(follow_up: str, standalone: str) -> None:
     rewrite = offline_rewrite(follow_up, PREVIOUS)
     assert (rewrite.question, rewrite.method) == (standalone, "offline")
+
+
+READS = "What function reads a data frame from a text file?"
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [
+        (READS, "What does its header argument do?"),  # "its" is the answer's function
+        (FIRST, "Why?"),  # no pronoun to replace
+        (FIRST, "Who logs this?"),  # "this" may be the inspection, not the pump
+        ("How does the pump work?", "Why does it fail?"),  # "the pump work" is no phrase
+        ("How are the seals of the pump checked?", "Who replaces it?"),  # plural, not "it"
+        ("Is the pump or the valve inspected?", "How often is it done?"),  # two phrases
+    ],
+)
+def test_an_uncertain_topic_keeps_the_follow_up_and_adds_the_previous_question(
+    previous: str, follow_up: str
+) -> None:
+    """Issue 29: "What does its header argument do?" became "What does function reads's
+    header argument do?". Without a noun phrase it can be sure of, the rewrite keeps the
+    follow-up as typed and adds the question it follows, for the search."""
+    rewrite = offline_rewrite(follow_up, [Turn(previous)])
+    assert rewrite.question == f"{follow_up} (Follow-up to: {previous})"
+    assert rewrite.method == "context" and "added for the search" in rewrite.note()
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "standalone"),
+    [
+        (
+            "How are the seals of the pump checked?",
+            "How often are they replaced?",
+            "How often are the seals of the pump replaced?",
+        ),
+        (
+            "How often is the relief valve inspected?",
+            "Who inspects it?",
+            "Who inspects the relief valve?",
+        ),
+        (
+            "What is the maximum cable length?",
+            "Does it depend on the speed?",
+            "Does the maximum cable length depend on the speed?",
+        ),
+        (
+            "How often must the Ventilprüfung be done?",
+            "Who does it?",
+            "Who does the Ventilprüfung?",
+        ),
+    ],
+)
+def test_a_pronoun_becomes_the_noun_phrase_it_stands_for(
+    previous: str, follow_up: str, standalone: str
+) -> None:
+    rewrite = offline_rewrite(follow_up, [Turn(previous)])
+    assert (rewrite.question, rewrite.method) == (standalone, "offline")
+
+
+def test_a_follow_up_of_a_follow_up_adds_the_question_that_stood_alone() -> None:
+    first = offline_rewrite("What does its header argument do?", [Turn(READS)])
+    second = offline_rewrite("And its sep argument?", [Turn(READS), Turn(first.question)])
+    assert second.question == f"And its sep argument? (Follow-up to: {READS})"
+    long = offline_rewrite("Why?", [Turn("What is the pump? " + "Really " * 100 + "sure?")])
+    assert len(long.question) <= 500 and long.question.endswith("…)")
 
 
 def test_a_follow_up_that_stands_alone_is_left_as_typed() -> None:
@@ -55,7 +119,7 @@ def test_a_follow_up_is_its_own_run_linked_to_the_thread(bench: Workbench, plant
     research = RunService(bench)
     first = research.ask(plant.id, FIRST)
     rewrite = research.rewrite(first.run_id, "At what pressure does its relief valve open?")
-    assert rewrite.question == "At what pressure does hydraulic pump's relief valve open?"
+    assert rewrite.question == "At what pressure does the hydraulic pump's relief valve open?"
     second = research.ask(
         plant.id, rewrite.question, thread=first.run_id, follow_up="At what pressure …?"
     )
@@ -73,7 +137,7 @@ def test_a_follow_up_is_its_own_run_linked_to_the_thread(bench: Workbench, plant
     ]
     assert research.get(second.run_id).follow_up == "At what pressure …?"  # type: ignore[union-attr]
     # the history the rewrite saw stops at the run it follows up
-    assert research.rewrite(first.run_id, "Why?").question == "Why (hydraulic pump inspected)?"
+    assert research.rewrite(first.run_id, "Why?").question == f"Why? (Follow-up to: {FIRST})"
 
 
 def test_a_thread_from_another_workspace_is_refused(bench: Workbench, plant) -> None:
@@ -130,7 +194,7 @@ def test_cli_ask_thread_rewrites_and_links(bench: Workbench, plant, capsys) -> N
     code = main(["ask", "-w", plant.id, "--thread", first["run_id"], "Who logs it?", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert out["question"] == "Who logs hydraulic pump?"
+    assert out["question"] == "Who logs the hydraulic pump?"
     assert (out["thread"], out["follow_up"]) == (first["run_id"], "Who logs it?")
     assert out["rewrite"] == {"method": "offline", "error": None}
     assert main(["ask", "-w", plant.id, "--thread", "missing", "Why?"]) == 2
@@ -180,7 +244,7 @@ def test_ollama_junk_falls_back_to_the_offline_rewrite(ollama, replies, why) -> 
     research, fake, first = ollama
     fake.state.default_reply = scripted({"Standalone": replies})
     rewrite = research.rewrite(first.run_id, "Who inspects it?", engine="ollama")
-    assert rewrite.question == "Who inspects hydraulic pump?"
+    assert rewrite.question == "Who inspects the hydraulic pump?"
     assert rewrite.method == "offline"
     assert rewrite.error is not None and why in rewrite.error
     assert why in rewrite.note()
@@ -190,7 +254,7 @@ def test_ollama_down_falls_back_to_the_offline_rewrite(ollama) -> None:
     research, _fake, first = ollama
     research.bench.settings.ollama_host = DEAD_HOST
     rewrite = research.rewrite(first.run_id, "Who inspects it?", engine="ollama")
-    assert (rewrite.question, rewrite.method) == ("Who inspects hydraulic pump?", "offline")
+    assert (rewrite.question, rewrite.method) == ("Who inspects the hydraulic pump?", "offline")
     assert rewrite.error is not None
 
 
@@ -207,8 +271,8 @@ def test_follow_up_flow_shows_the_rewrite_and_links_the_run(bench: Workbench, pl
     at.button(key=f"{key}-rewrite").click().run()
     assert not at.exception, at.exception
     shown = at.text_area(key=f"{key}-question")
-    assert shown.value == "At what pressure does hydraulic pump's relief valve open?"
-    assert any("previous question's key terms" in c.value for c in at.caption)
+    assert shown.value == "At what pressure does the hydraulic pump's relief valve open?"
+    assert any("replaced by what the previous question was about" in c.value for c in at.caption)
     shown.input("At what pressure does the pump's relief valve open?")  # the analyst edits
     at.button(key=f"{key}-ask").click().run()
     at = settle(at)
@@ -243,3 +307,28 @@ def test_ui_run_list_keeps_a_lone_run_unthreaded(bench: Workbench, plant) -> Non
         "Export as Markdown",
         "Export as PDF",
     ]  # no "Export the thread" for a lone run
+
+
+def test_the_rewrite_shown_in_the_app_is_never_ungrammatical(bench: Workbench) -> None:
+    """Issue 29's case through the Research page: ask about a function, follow up with "its"."""
+    from ingest.pipeline import Ingestor
+
+    ws = bench.create_workspace("r-docs", "wordllama")
+    note = (
+        "Reading data files. The function read.table reads a data frame from a text file. "
+        "Its header argument says whether the first line of the file holds the variable names."
+    )
+    Ingestor(bench).ingest_bytes(ws, note.encode(), "r-data.txt")
+    at = fresh_app().run().switch_page("pages/research.py").run()
+    at.text_area[0].input(READS)
+    at.button(key="FormSubmitter:ask-Ask").click().run()
+    at = settle(at)
+    run_id = at.query_params["run"]
+    key = f"follow-{run_id[0] if isinstance(run_id, list) else run_id}"
+    at.text_input(key=f"{key}-typed").input("What does its header argument do?")
+    at.button(key=f"{key}-rewrite").click().run()
+    assert not at.exception, at.exception
+    shown = at.text_area(key=f"{key}-question").value
+    assert shown == f"What does its header argument do? (Follow-up to: {READS})"
+    assert "'s" not in shown.replace("does its", "")
+    assert any("added for the search" in c.value for c in at.caption)

@@ -1,11 +1,13 @@
 """Follow-up questions: a short question asked under an answer, made standalone.
 
-Retrieval sees one question at a time, so "How often is it inspected?" under an answer about
-the hydraulic pump must become "How often is hydraulic pump inspected?" before it runs. The
-offline rewrite carries the previous question's key terms into a follow-up that has a pronoun
-or no topic of its own; the Ollama engine asks the chat model to condense the thread and falls
-back to the offline rewrite when the model fails or returns something that is not a question
-about the thread. The analyst sees the rewrite and may edit it before it runs.
+Retrieval sees one question at a time, so "How often is it inspected?" under a question about
+the hydraulic pump must become "How often is the hydraulic pump inspected?" before it runs.
+The offline rewrite replaces a pronoun only by a noun phrase of the previous question it can
+be sure of; otherwise it keeps the follow-up as typed and adds the previous question, so the
+search still has the topic and no ungrammatical question is made ("What does function
+reads's header argument do?" was). The Ollama engine asks the chat model to condense the
+thread and falls back to the offline rewrite when the model fails or returns something that
+is not a question about the thread. The analyst sees the rewrite and may edit it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from masis_core.answers.questions import MAX_QUERY_CHARS
 from masis_core.text.sentences import content_stems
-from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem
+from masis_core.text.words import QUESTION_WORDS, STOP_WORDS
 
 # Pronouns that stand for the previous topic and can be replaced by it word for word.
 PRONOUNS = frozenset({"it", "they", "them"})
@@ -23,6 +25,31 @@ POSSESSIVES = frozenset({"its", "their"})
 # Words that point back without naming anything ("this valve", "that", "those"): the topic is
 # added after the question instead of replacing a word.
 POINTERS = frozenset({"this", "that", "these", "those", "such", "same", "there", "one", "ones"})
+ARTICLES = frozenset({"the", "a", "an"})
+WH_DETERMINERS = frozenset({"what", "which", "whose"})
+DO_SUPPORT = frozenset(
+    {
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "must",
+        "may",
+        "might",
+        "shall",
+    }
+)
+BE = frozenset({"is", "are", "was", "were"})
+AUXILIARIES = DO_SUPPORT | BE | {"has", "have", "had"}
+# After "must the pump …" only these keep the phrase whole ("… be inspected").
+NON_FINITE = frozenset({"be", "have", "been", "get"})
+# The context form: the follow-up as typed, then the question it follows up.
+CONTEXT = " (Follow-up to: {})"
+_CONTEXT = re.compile(r" \(Follow-up to: (.*)\)$")
 # Words that are content to a search but never a topic to carry over: modals, frequency.
 NOT_TOPIC = frozenset(
     {"must", "might", "shall", "need", "needs", "often", "usually", "always", "never", "also",
@@ -45,7 +72,8 @@ class Turn:
 
 @dataclass(frozen=True)
 class Rewrite:
-    """The standalone question, how it was made (offline | model | unchanged), and why the
+    """The standalone question, how it was made (offline: a pronoun replaced | context: the
+    previous question added | model | unchanged), and why the
     model's rewrite was not used when it was not."""
 
     question: str
@@ -56,7 +84,8 @@ class Rewrite:
         """One line for the analyst under the editable question."""
         text = {
             "unchanged": "The follow-up already stands alone; it runs as typed.",
-            "offline": "Rewritten with the previous question's key terms.",
+            "offline": "The pronoun is replaced by what the previous question was about.",
+            "context": "Kept as typed, with the previous question added for the search.",
             "model": "Condensed from the thread by the chat model.",
         }.get(self.method, self.method)
         return f"{text} (The model's rewrite was not usable: {self.error})" if self.error else text
@@ -74,19 +103,6 @@ def _is_content(word: str) -> bool:
     )
 
 
-def key_terms(question: str) -> str:
-    """The previous question's topic: its longest run of consecutive content words (the first
-    of equal runs), as written — "the hydraulic pump" gives "hydraulic pump"."""
-    runs: list[list[str]] = [[]]
-    for token in _TOKEN.findall(question):
-        if _is_content(token):
-            runs[-1].append(token)
-        elif runs[-1]:
-            runs.append([])
-    best = max(runs, key=len)
-    return " ".join(best)
-
-
 def needs_context(follow_up: str) -> bool:
     """A pronoun or pointer word, or no content word at all ("Why?", "And how often?")."""
     tokens = [t.lower() for t in _TOKEN.findall(follow_up)]
@@ -95,35 +111,103 @@ def needs_context(follow_up: str) -> bool:
     return not any(_is_content(t) for t in tokens)
 
 
+def _np_word(word: str) -> bool:
+    low = word.lower()
+    return not (low in STOP_WORDS or low in QUESTION_WORDS or low in NOT_TOPIC or low in POINTERS)
+
+
+def _phrases(tokens: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of each "the|a|an" + words run, "of" + another run joined to it: "the
+    relief valve of the hydraulic pump" is one phrase."""
+    low = [t.lower() for t in tokens]
+    found: list[tuple[int, int]] = []
+    i = 0
+    while i < len(low):
+        if low[i] not in ARTICLES:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(low) and _np_word(low[j]):
+            j += 1
+        while j > i + 1 and j + 1 < len(low) and low[j] == "of":
+            k = j + 2 if low[j + 1] in ARTICLES else j + 1
+            end = k
+            while end < len(low) and _np_word(low[end]):
+                end += 1
+            if end == k:
+                break
+            j = end
+        if j > i + 1:
+            found.append((i, j))
+        i = max(j, i + 1)
+    return found
+
+
+def noun_phrase(question: str) -> str | None:
+    """The one noun phrase of ``question`` a pronoun can stand for, with "the" ("How often
+    must the hydraulic pump be inspected?" gives "the hydraulic pump"); None when it has
+    none or several, or asks for a thing by its kind ("What function reads a data frame
+    from a text file?": "its" is then the answer's function, and "function reads" made
+    "What does function reads's header argument do?")."""
+    tokens = _TOKEN.findall(question)
+    low = [t.lower() for t in tokens]
+    if len(low) > 1 and low[0] in WH_DETERMINERS and low[1] not in AUXILIARIES | ARTICLES:
+        return None
+    phrases = _phrases(tokens)
+    if len(phrases) != 1:
+        return None
+    (i, j), after = phrases[0], low[phrases[0][1]] if phrases[0][1] < len(low) else ""
+    if DO_SUPPORT & set(low[:i]) and after not in NON_FINITE:
+        return None  # "does the pump work": the run ends in the verb
+    if BE & set(low[:i]) and j - i > 2 and low[j - 1].endswith("ed"):
+        j -= 1  # "is the pump inspected": the participle is not the thing
+    return " ".join(["the", *tokens[i + 1 : j]])
+
+
+def _plural(phrase: str) -> bool:
+    head = phrase.split(" of ", 1)[0].rsplit(maxsplit=1)[-1].lower()
+    return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+
+
+def _substitute(follow_up: str, phrase: str) -> str | None:
+    """The follow-up's first pronoun replaced by ``phrase`` when they agree in number:
+    "it" the thing, "its" the thing's, "they"/"them"/"their" for a plural phrase."""
+    match = re.search(r"\b(it|its|they|them|their)\b", follow_up, re.IGNORECASE)
+    if match is None or (match[1].lower() in {"it", "its"}) == _plural(phrase):
+        return None
+    word = match[1].lower()
+    text = phrase if word in PRONOUNS else f"{phrase}'" if _plural(phrase) else f"{phrase}'s"
+    if match.start() == 0 or follow_up[: match.start()].rstrip().endswith((".", "?", "!")):
+        text = text[0].upper() + text[1:]
+    return follow_up[: match.start()] + text + follow_up[match.end() :]
+
+
+def standalone(question: str) -> str:
+    """A question without the context a rewrite added to it (the one it follows up)."""
+    return _CONTEXT.sub("", question)
+
+
 def offline_rewrite(follow_up: str, history: list[Turn]) -> Rewrite:
-    """Replace the first pronoun with the previous question's key terms, or add them after a
-    follow-up that points back without naming its topic. Terms the follow-up already has are
-    not repeated."""
+    """The follow-up with its pronoun replaced by the previous question's noun phrase; or,
+    when that phrase is not certain (none, several, a pointer word, "Why?"), the follow-up
+    as typed with the previous question added, so the search has the thread's topic and
+    nothing ungrammatical is made up."""
     follow_up = " ".join(follow_up.split())
     if not history or not needs_context(follow_up):
         return Rewrite(follow_up, "unchanged")
-    have = content_stems(follow_up)
-    previous = history[-1].question
-    if any(_is_content(t) for t in _TOKEN.findall(follow_up)):
-        carried = key_terms(previous).split()  # it / this: the topic phrase
-    else:  # "Why?", "How often?": everything the previous question was about
-        carried = [t for t in _TOKEN.findall(previous) if _is_content(t)]
-    topic_words = list(dict.fromkeys(w for w in carried if stem(w.lower()) not in have))
-    if not topic_words:
-        return Rewrite(follow_up, "unchanged")
-    topic = " ".join(topic_words)
-
-    def replace(match: re.Match[str]) -> str:
-        word = match.group(0).lower()
-        return f"{topic}'s" if word in POSSESSIVES else topic
-
-    pattern = r"\b(" + "|".join(sorted(PRONOUNS | POSSESSIVES)) + r")\b"
-    rewritten, n = re.subn(pattern, replace, follow_up, count=1, flags=re.IGNORECASE)
-    if not n:
-        body = follow_up.rstrip(" ?.!")
-        mark = follow_up[len(body) :].strip() or "?"
-        rewritten = f"{body} ({topic}){mark}" if body else f"{topic}?"
-    return Rewrite(rewritten[:MAX_QUERY_CHARS], "offline")
+    previous = " ".join(history[-1].question.split())
+    context = _CONTEXT.search(previous)
+    if context and needs_context(standalone(previous)):
+        previous = context[1]  # a follow-up of a follow-up: the question that stood alone
+    previous = standalone(previous)
+    phrase = noun_phrase(previous)
+    rewritten = _substitute(follow_up, phrase) if phrase else None
+    if rewritten and len(rewritten) <= MAX_QUERY_CHARS:
+        return Rewrite(rewritten, "offline")
+    room = MAX_QUERY_CHARS - len(follow_up) - len(CONTEXT.format(""))
+    if room < len(previous):
+        previous = previous[: max(0, room - 1)].rsplit(" ", 1)[0] + "…"
+    return Rewrite(follow_up + CONTEXT.format(previous), "context")
 
 
 def usable_rewrite(candidate: str, follow_up: str, history: list[Turn]) -> str | None:
