@@ -405,6 +405,53 @@ def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
     }
 
 
+def manual_drafts(args: argparse.Namespace, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The manuals' drafts: recorded (``--manual-cache``), or run now (``--manuals``); with
+    neither, none, and the shipped document model is kept in ``params``."""
+    if args.manual_cache and args.manual_cache.exists():
+        manual = [json.loads(line) for line in args.manual_cache.read_text().splitlines() if line]
+    elif args.manuals:
+        args.manuals.mkdir(parents=True, exist_ok=True)
+        manual = collect_manuals(args.pdfs, args.manuals, args.manual_questions)
+        if args.manual_cache:
+            args.manual_cache.write_text("".join(json.dumps(r) + "\n" for r in manual))
+    else:
+        manual = []
+        # The document model reads features only, not the development model: kept as shipped.
+        shipped = judgement.load_params().get("documents")
+        if shipped is not None:
+            params["documents"] = shipped
+            print("document model kept as shipped (refit it with --manuals DIR)")
+    return manual
+
+
+def print_fit(
+    rows: list[dict[str, Any]],
+    params: dict[str, Any],
+    inside: dict[str, Any],
+    held_out: dict[str, Any],
+    folds: int,
+) -> None:
+    """The fit's scores in and out of sample and each model's heaviest features."""
+    print(
+        f"{len(rows)} cases; {sum(r['features'] is None for r in rows)} stopped before the critic"
+    )
+    print(f"in sample : {inside}")
+    print(f"held out  : {held_out} ({folds} folds)")
+    print(f"dispute threshold {params['dispute_threshold']}; llm stack {params['llm']}")
+    if "documents" in params:
+        docs = params["documents"]
+        print(f"documents ({docs['held_out']['questions']} manual drafts):")
+        print(f"  development model: {docs['development_model']}")
+        print(f"  document model, held out: {docs['held_out']}")
+    for m in ("answer", "dispute", "documents"):
+        if m not in params:
+            continue
+        weights = zip(params[m]["features"], params[m]["coef"], strict=True)
+        top = sorted(weights, key=lambda kv: -abs(kv[1]))[:8]
+        print(f"  {m:>8}: " + ", ".join(f"{n} {w:+.2f}" for n, w in top))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.fit_confidence")
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
@@ -437,20 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     held_out = cross_validate(rows, names, args.c, args.folds, args.seed)
     stack = fit_llm_stack(rows, params)
     params["llm"] = stack or {"a": 1.0, "b": 0.5, "c": 0.0, "fitted": False}
-    if args.manual_cache and args.manual_cache.exists():
-        manual = [json.loads(line) for line in args.manual_cache.read_text().splitlines() if line]
-    elif args.manuals:
-        args.manuals.mkdir(parents=True, exist_ok=True)
-        manual = collect_manuals(args.pdfs, args.manuals, args.manual_questions)
-        if args.manual_cache:
-            args.manual_cache.write_text("".join(json.dumps(r) + "\n" for r in manual))
-    else:
-        manual = []
-        # The document model reads features only, not the development model: kept as shipped.
-        shipped = judgement.load_params().get("documents")
-        if shipped is not None:
-            params["documents"] = shipped
-            print("document model kept as shipped (refit it with --manuals DIR)")
+    manual = manual_drafts(args, params)
     if manual:
         manual = with_features(manual)
         params["documents"] = fit_documents(params, manual, args.c, args.folds, args.seed)
@@ -462,23 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         "held_out": held_out,
         "command": "python -m bench.fit_confidence " + " ".join(argv or sys.argv[1:]),
     }
-    print(
-        f"{len(rows)} cases; {sum(r['features'] is None for r in rows)} stopped before the critic"
-    )
-    print(f"in sample : {inside}")
-    print(f"held out  : {held_out} ({args.folds} folds)")
-    print(f"dispute threshold {params['dispute_threshold']}; llm stack {params['llm']}")
-    if "documents" in params:
-        docs = params["documents"]
-        print(f"documents ({docs['held_out']['questions']} manual drafts):")
-        print(f"  development model: {docs['development_model']}")
-        print(f"  document model, held out: {docs['held_out']}")
-    for m in ("answer", "dispute", "documents"):
-        if m not in params:
-            continue
-        weights = zip(params[m]["features"], params[m]["coef"], strict=True)
-        top = sorted(weights, key=lambda kv: -abs(kv[1]))[:8]
-        print(f"  {m:>8}: " + ", ".join(f"{n} {w:+.2f}" for n, w in top))
+    print_fit(rows, params, inside, held_out, args.folds)
     if args.write:
         judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
         judgement.load_params.cache_clear()
