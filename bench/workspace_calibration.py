@@ -28,7 +28,7 @@ from masis_core.answers.judgement import LOW_CONFIDENCE, reliability
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
-from masis_core.workspaces.calibration import table_of
+from masis_core.workspaces.calibration import Table, table_of
 from masis_core.workspaces.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,9 +39,11 @@ DEFAULT_HELD_OUT = [
 ]
 
 
-def held_out(bench: Workbench, ws_id: str, paths: list[Path]) -> list[dict[str, Any]]:
-    """Each question's judge score, mapped score and verdict (questions without a draft: no
-    score, left out)."""
+def held_out(
+    bench: Workbench, ws_id: str, paths: list[Path], table: Table | None
+) -> list[dict[str, Any]]:
+    """Each question's judge score, mapped score (the fitted ``table``, whether or not the
+    critic applies it) and verdict (questions without a draft: no score, left out)."""
     graph, context = first_draft_graph(), RunContext(bench, OfflineEngine())
     ws = bench.registry.require_workspace(ws_id)
     rows = []
@@ -52,14 +54,9 @@ def held_out(bench: Workbench, ws_id: str, paths: list[Path]) -> list[dict[str, 
             if not state.get("draft_answer") or critique.get("confidence") is None:
                 continue
             ok = right(q, state.get("answer") or "", state.get("citations") or [])
-            rows.append(
-                {
-                    "set": path.stem,
-                    "judged": float(critique.get("judged_confidence", critique["confidence"])),
-                    "mapped": float(critique["confidence"]),
-                    "right": bool(ok),
-                }
-            )
+            judged = float(critique.get("judged_confidence", critique["confidence"]))
+            mapped = judged if table is None else table(judged)
+            rows.append({"set": path.stem, "judged": judged, "mapped": mapped, "right": bool(ok)})
     return rows
 
 
@@ -91,8 +88,9 @@ def main() -> None:
     started = time.perf_counter()
     report = calibrate_workspace(bench, ws_id)
     seconds = round(time.perf_counter() - started, 1)
-    rows = held_out(bench, ws_id, args.held_out)
-    if table_of(report, "offline") is None:
+    table = table_of(report, "offline")
+    rows = held_out(bench, ws_id, args.held_out, table)
+    if table is None:
         print(f"note: {report.get('message')}", file=sys.stderr)
     out = {
         "job_seconds": seconds,

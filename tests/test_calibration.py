@@ -160,6 +160,18 @@ def test_the_job_asks_the_outline_and_scores_each_lead_against_its_page(bench: W
     assert stored["points"] == report["points"]
 
 
+def test_each_outline_question_is_asked_of_its_own_document(bench: Workbench) -> None:
+    """A heading does not say which document it is in: a note on the same topic, in the
+    heading's very words, must not make the PDF's own section count as missed."""
+    ws = outlined(bench, "plant", TOPICS)
+    note = " ".join(
+        f"{title}: {title.lower()} notes and {title.lower()} tips." for title, _ in TOPICS
+    )
+    assert Ingestor(bench).ingest_bytes(ws, note.encode(), "tips.txt").status == "ingested"
+    report = calibrate_workspace(bench, ws.id)
+    assert report["points"]["outline"] == report["points"]["right"] == 5
+
+
 def test_a_title_heading_two_documents_is_not_asked(bench: Workbench) -> None:
     ws = outlined(bench, "a", [("Introduction", BOILER), ("Hydraulic pump inspection", PUMP)])
     other = make_outlined_pdf([("Introduction", TOPICS[2][1])])
