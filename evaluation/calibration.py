@@ -29,7 +29,6 @@ from typing import Any
 
 from evaluation.outline import workspace_questions
 from masis_core.answers.engine import OfflineEngine
-from masis_core.errors import MasisError
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.services.calibration import verdict_points
@@ -123,10 +122,11 @@ def outline_points(
             progress(n, len(questions), "asking the outline questions")
         try:
             state = ask(graph, context, ws, q["question"], only=q["doc_id"])
-        except (MasisError, ValueError, OSError) as exc:  # the workspace going away mid-way
+        except Exception as exc:  # one question's failure (or its workspace going away)
             if bench.registry.get_workspace(ws_id) is None:
                 raise Stopped("the workspace was deleted") from exc
-            errors.append(f"{q['question'][:60]}: {exc}")
+            log.warning("calibration question %r failed: %s", q["question"][:60], exc)
+            errors.append(f"{q['question'][:60]}: {type(exc).__name__}: {exc}")
             continue
         critique = state.get("critique") or {}
         score = critique.get("judged_confidence", critique.get("confidence"))
@@ -160,8 +160,7 @@ def calibrate_workspace(
         return {"workspace": ws_id, "status": "deleted" if deleted else "cancelled"}
     if questions and not any(p.right for p in points):
         notes = [
-            f"none of the {len(questions)} outline questions was answered from its heading's "
-            "page",
+            f"none of the {len(questions)} outline questions was answered from its heading's page",
             *notes,
         ]
     extra = {
