@@ -326,7 +326,8 @@ def test_research_is_not_held_up_by_a_running_calibration(bench: Workbench) -> N
 
     job = manager.task("calibration", ws.id, "calibration", work)
     assert job.wait(120) and job.state == "done"
-    assert answered == {"done": True, "status": "completed"}
+    # the run ended (answered, or paused for review) while the calibration was mid-way
+    assert answered["done"] and answered["status"] in ("completed", "needs_human")
 
 
 # -- the command line and the inspector --------------------------------------------------------
