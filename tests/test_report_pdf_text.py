@@ -1,0 +1,104 @@
+"""The PDF export prints text the way the screen shows it (issue 29, defect 6): a document's own
+"[7]" (on screen "［7］") never prints as a citation's "[7]"; Arabic and Hebrew print right to
+left with their letters joined; bidi controls are gone.
+
+What a person gets is checked in the PDF itself: PDFium's text and character boxes, and the
+ink of the rendered page (a joined Arabic word is fewer blobs of ink than its letters).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pypdfium2 as pdfium
+import pytest
+from scipy import ndimage
+
+from ingest.pipeline import Ingestor
+from masis_core.services import report_pdf
+from masis_core.services.report_pdf import UNSHAPED_NOTE, run_pdf
+from masis_core.services.runs import RunService
+from tests.test_evidence import pdf_text
+from tests.test_reports import record
+
+NOTE = (
+    "Pump maintenance rules.\n\n"
+    "The hydraulic pump must be inspected every 500 operating hours as required by [7]. "
+    "Visitors sign the register at the front desk."
+)
+ARABIC = "مرحبا"  # م joins ر; ح, ب and ا join: two bodies and the dot of ب
+HEBREW = "שלום"
+
+
+def test_a_documents_own_marker_prints_as_on_screen_not_as_a_citation(bench) -> None:
+    """Ingest, ask, export as the Runs page's "Export as PDF" does (``ui.evidence``)."""
+    from ui.evidence import report_pdf as export
+
+    ws = bench.create_workspace("plant", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, NOTE.encode(), "rules.txt")
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    assert rec.status == "completed", rec.hitl or rec.error
+    assert "required by ［7］. [1]" in (rec.answer or "")  # as the screen shows it
+    text = pdf_text(export(rec))
+    assert "required by ⟦7⟧. [1]" in text
+    assert "[7]" not in text
+
+
+def test_without_the_unicode_font_the_marker_still_differs(monkeypatch) -> None:
+    monkeypatch.setattr(report_pdf, "FONT_CANDIDATES", ())
+    text = pdf_text(run_pdf(record(answer="Every 500 h, see ［7］. [1]", metrics={})))
+    assert "see {7}. [1]" in text and "[7]" not in text
+
+
+def glyphs(data: bytes, wanted: str) -> tuple[list[tuple[float, str]], int]:
+    """The characters of ``wanted``'s script on the first page with their left edge, and the
+    blobs of ink they make on the rendered page."""
+    pdf = pdfium.PdfDocument(data)
+    page = pdf[0]
+    textpage = page.get_textpage()
+    found = []
+    for i in range(textpage.count_chars()):
+        c = textpage.get_text_range(i, 1)
+        if c in wanted:
+            found.append((textpage.get_charbox(i), c))
+    left = min(b[0] for b, _ in found)
+    right = max(b[2] for b, _ in found)
+    bottom = min(b[1] for b, _ in found)
+    top = max(b[3] for b, _ in found)
+    scale, height = 4, page.get_height()
+    image = page.render(scale=scale).to_pil().convert("L")
+    box = (
+        left * scale - 2,
+        (height - top) * scale - 6,
+        right * scale + 2,
+        (height - bottom) * scale + 6,
+    )
+    ink = np.array(image.crop(tuple(int(v) for v in box))) < 128
+    blobs = ndimage.label(ink)[1]
+    textpage.close()
+    page.close()
+    pdf.close()
+    return [(b[0], c) for b, c in found], blobs
+
+
+@pytest.mark.skipif(not report_pdf.can_shape(), reason="uharfbuzz is not installed")
+def test_arabic_and_hebrew_print_right_to_left_and_joined() -> None:
+    data = run_pdf(record(question=f"Inspection {ARABIC} and {HEBREW} now"))
+    hebrew, _ = glyphs(data, HEBREW)
+    assert "".join(c for _, c in sorted(hebrew)) == HEBREW[::-1]  # first letter rightmost
+    arabic, blobs = glyphs(data, ARABIC)
+    assert "".join(c for _, c in sorted(arabic)) == ARABIC[::-1]
+    assert blobs == 3, blobs  # unjoined: five letters and a dot
+    assert UNSHAPED_NOTE not in pdf_text(data)
+
+
+def test_without_shaping_the_export_says_so(monkeypatch) -> None:
+    monkeypatch.setattr(report_pdf, "can_shape", lambda: False)
+    text = " ".join(pdf_text(run_pdf(record(question=f"Inspection {HEBREW}?"))).split())
+    assert UNSHAPED_NOTE in text
+    assert UNSHAPED_NOTE not in " ".join(pdf_text(run_pdf(record())).split())
+
+
+def test_bidi_controls_are_not_printed() -> None:
+    text = pdf_text(run_pdf(record(question="invoice\u202efdp.exe\u2066 \u2069due?")))
+    assert "invoicefdp.exe" in text
+    assert not set(text) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
