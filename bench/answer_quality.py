@@ -148,6 +148,41 @@ def cited_hit(citations: list[dict[str, Any]], doc: str, gold: int) -> bool:
     return False
 
 
+def lead_of(answer: str, citations: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """The answer's lead (its first paragraph, markers removed) and the citations it holds."""
+    from masis_core.text.sentences import markers, strip_markers
+
+    lead = answer.split("\n\n", maxsplit=1)[0]
+    numbers = set(markers(lead))
+    return " ".join(strip_markers(c) for c in answer_sentences(lead)), [
+        c for c in citations if c.get("n") in numbers
+    ]
+
+
+def lead_answers(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]) -> bool:
+    """The check of a lead that answers the question: for a how-to question, the lead holds
+    one of its answer terms ("read\\.fwf"); for a question with a gold page, the lead cites
+    that page and, when the question asks for a figure, a date, a version or a name
+    (``judgement.asked_kind``), holds one."""
+    from masis_core.answers.judgement import asked_kind, kind_present
+
+    lead, cited = lead_of(answer, citations)
+    if "answer_terms" in q:
+        return any(re.search(t, lead, re.I) for t in q["answer_terms"])
+    if "gold_page" not in q:
+        return False  # an unanswerable question: no lead answers it
+    kind = asked_kind(q["question"])
+    hit = cited_hit(cited, q["doc"], int(q["gold_page"]))
+    return hit and (kind in ("open", "yes_no") or kind_present(kind, lead, q["question"]))
+
+
+def gold_hit(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]) -> bool:
+    """The answer cites the gold page, or (a how-to question) holds one of its terms."""
+    if "answer_terms" in q:
+        return any(re.search(t, answer, re.I) for t in q["answer_terms"])
+    return cited_hit(citations, q["doc"], int(q["gold_page"]))
+
+
 def load_questions(paths: list[Path]) -> list[dict[str, Any]]:
     rows = []
     for path in paths:
@@ -203,7 +238,11 @@ def measure(
                     **q,
                     "status": rec.status,
                     "answered": bool(answer),
-                    "hit": cited_hit(rec.citations, q["doc"], int(q["gold_page"])),
+                    "hit": gold_hit(q, answer, rec.citations),
+                    "lead_hit": "gold_page" in q
+                    and cited_hit(lead_of(answer, rec.citations)[1], q["doc"], int(q["gold_page"])),
+                    "lead_answers": lead_answers(q, answer, rec.citations),
+                    "lead_sentences": len(answer_sentences(answer.split("\n\n")[0])),
                     "sentences": len(answer_sentences(answer)),
                     "problems": problems,
                     "ms": round(ms, 1),
@@ -216,7 +255,21 @@ def measure(
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     kinds: Counter[str] = Counter(p["problem"].split(":")[0] for r in rows for p in r["problems"])
     ms = sorted(r["ms"] for r in rows)
+    paged = [r for r in rows if "gold_page" in r]
+    sets: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        sets.setdefault(r.get("set", ""), []).append(r)
     return {
+        "gold_in_lead": round(sum(r.get("lead_hit", False) for r in paged) / len(paged), 3)
+        if paged
+        else None,
+        "leads_answer": round(sum(r.get("lead_answers", False) for r in rows) / len(rows), 3)
+        if rows
+        else 0.0,
+        "leads_answer_by_set": {
+            k: round(sum(r.get("lead_answers", False) for r in v) / len(v), 3)
+            for k, v in sets.items()
+        },
         "questions": len(rows),
         "answered": sum(r["answered"] for r in rows),
         "gold_cited": round(sum(r["hit"] for r in rows) / len(rows), 3) if rows else 0.0,
@@ -237,7 +290,9 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     fields = [
         ("questions", "questions"),
         ("answered", "answered"),
-        ("gold page cited", "gold_cited"),
+        ("gold page cited (how-to: a term)", "gold_cited"),
+        ("gold page in the lead", "gold_in_lead"),
+        ("leads that answer", "leads_answer"),
         ("answers with debris", "answers_with_debris"),
         ("  heading sentences", ("debris_sentences", "heading")),
         ("  toc / revision sentences", ("debris_sentences", "toc")),
@@ -279,6 +334,8 @@ def main() -> None:
     if args.compare:
         results = {args.compare.stem: json.loads(args.compare.read_text()), **results}
     print(table(results))
+    for name, res in results.items():
+        print(f"{name}: leads that answer, by set: {res.get('leads_answer_by_set')}")
     for r in result["rows"]:
         for p in r["problems"]:
             print(f"  {r['doc']} | {r['question'][:50]} | {p['problem'][:60]}")

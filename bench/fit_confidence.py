@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.answer_quality import lead_answers
 from bench.manual_abstain import right as manual_right
 from bench.manual_abstain import workspace as manual_workspace
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
@@ -48,6 +49,7 @@ from masis_core.answers.judgement import (
     MODES,
     reliability,
 )
+from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
 from masis_core.text.sentences import markers
@@ -65,6 +67,9 @@ DOCUMENT_WORDS = 150.0
 # out negative once these were in (it rates every on-topic passage ~0.99).
 DOCUMENT_FEATURES = (
     "lead_coverage",
+    "answer_coverage",
+    "lead_phrases",
+    "lead_code",
     "how_to",
     "asks_for_code",
     "asks_definition",
@@ -174,6 +179,30 @@ def collect_manuals(pdfs: Path, data_dir: Path, files: list[Path]) -> list[dict[
                     }
                 )
                 seen.clear()
+    return rows
+
+
+def recompose(rows: list[dict[str, Any]], files: list[Path]) -> list[dict[str, Any]]:
+    """Each recorded first draft rewritten by the current offline composer from the evidence
+    it was drawn from (a first draft is the composer's answer on exactly that evidence, so a
+    change of the composer needs no new runs), and a manual draft relabelled by whether its
+    lead answers (``bench.answer_quality.lead_answers``: the confidence speaks of the lead)."""
+    questions = {
+        f"{path.stem}-{n}": q for path in files for n, q in enumerate(json.loads(path.read_text()))
+    }
+    for r in rows:
+        j = r.get("judged")
+        if not j:
+            continue
+        j["answer"] = render_answer(extract_answer(j["question"], j["evidence"]))
+        q = questions.get(r["id"])
+        if q is not None:
+            cited = [
+                {**e, "n": m, "page": e.get("page_start")}
+                for m, e in enumerate(j["evidence"], start=1)
+            ]
+            lead_ok = bool(j["answer"]) and lead_answers(q, j["answer"], cited)
+            r["expected"] = "answer" if lead_ok else "abstain"
     return rows
 
 
@@ -467,6 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pdfs", type=Path, default=Path(".pdf-corpus/manuals"))
     ap.add_argument("--manual-questions", type=Path, nargs="*", default=MANUAL_QUESTIONS)
     ap.add_argument("--manual-cache", type=Path, default=None, help="JSON lines of manual drafts")
+    ap.add_argument(
+        "--recompose",
+        action="store_true",
+        help="rewrite the cached drafts with the current offline composer (first drafts only)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -477,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = collect(load_cases(args.cases, args.limit), args.engine, default_workers())
         if args.cache:
             args.cache.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if args.recompose:
+        rows = recompose(rows, [])
     rows = with_features(rows)
     names = [n for n in judgement.features("", "", []) if n not in args.drop and n != "answered"]
     params = fit_all(rows, names, args.c)
@@ -486,6 +522,8 @@ def main(argv: list[str] | None = None) -> int:
     params["llm"] = stack or {"a": 1.0, "b": 0.5, "c": 0.0, "fitted": False}
     manual = manual_drafts(args, params)
     if manual:
+        if args.recompose:
+            manual = recompose(manual, args.manual_questions)
         manual = with_features(manual)
         params["documents"] = fit_documents(params, manual, args.c, args.folds, args.seed)
     params["provenance"] = {

@@ -486,16 +486,25 @@ def answer_text(parts: list[dict]) -> str:
     return " ".join(p["text"] for p in parts)
 
 
+def lead_of(parts: list[dict]) -> list[dict]:
+    return [p for p in parts if p["passage"] == 0]
+
+
+def flat(evidence: list[Evidence]) -> str:
+    """The evidence's words as one text, each chunk's 40-word overlap counted once."""
+    return " ".join(" ".join(passages(evidence)[0].words).split())
+
+
 def test_the_composed_answer_quotes_prose_only_and_leads_with_the_best_passage() -> None:
     evidence = evidence_from_pdf(FAQ_PAGES)
     assert len(evidence) >= 2  # the chunker really cut the text
     parts = compose("How much memory does R use?", evidence)
     text = answer_text(parts)
-    # leads with the passage that answers, adjacent sentences in document order
-    lead = [p["text"] for p in parts[:3]]
-    assert lead[0].startswith("R keeps every object of a session in memory")
-    assert lead[1] == LONG_SENTENCE  # whole, though the chunker cut it in two
-    assert lead[2].startswith("The memory R uses can be limited with the --max-vsize option")
+    # the lead is one contiguous passage of the document, in its own order and words
+    lead = lead_of(parts)
+    assert 1 <= len(lead) <= 4
+    assert lead[0]["text"].startswith("R keeps every object of a session in memory")
+    assert answer_text(lead) in flat(evidence)
     # no heading, table of contents or revision table, even where it holds the question
     for debris in (
         "1.1 How much",
@@ -544,16 +553,10 @@ def test_a_cut_sentence_without_its_neighbour_is_dropped_not_quoted_in_part() ->
     assert LONG_SENTENCE in [p["text"] for p in compose(question, [tail, head])]
 
 
-def test_off_topic_sentences_stay_out_even_when_they_share_a_word() -> None:
+def test_off_topic_passages_stay_out_even_when_they_share_a_word() -> None:
     evidence = [
-        note(
-            "a",
-            (
-                "The memory R uses grows with the objects of the session. "
-                "Use the bug tracker to report problems with the R interpreter."
-            ),
-            0.6,
-        ),
+        note("a", "The memory R uses grows with the objects of the session.", 0.6),
+        note("c", "Use the bug tracker to report problems with the R interpreter.", 0.55),
         note(
             "b",
             (
@@ -569,14 +572,16 @@ def test_off_topic_sentences_stay_out_even_when_they_share_a_word() -> None:
     assert parts[0] == {
         "text": "The memory R uses grows with the objects of the session.",
         "citations": [1],
+        "passage": 0,
     }
     assert {
         "text": "Memory that R uses can be limited with the --max-vsize option.",
-        "citations": [2],
+        "citations": [3],
+        "passage": 1,
     } in parts
 
 
-def test_the_lead_passage_keeps_its_continuation_and_other_sources_follow() -> None:
+def test_the_lead_answers_and_another_source_follows_in_its_own_paragraph() -> None:
     evidence = [
         note(
             "a",
@@ -594,10 +599,13 @@ def test_the_lead_passage_keeps_its_continuation_and_other_sources_follow() -> N
     parts = compose("How often must the hydraulic pump be inspected?", evidence)
     assert [p["text"] for p in parts] == [
         "The hydraulic pump must be inspected every 500 operating hours.",
-        "This inspection covers the seals and the relief valve.",
         "Vendor guidance says the hydraulic pump is inspected at every service visit.",
     ]
-    assert [p["citations"] for p in parts] == [[1], [1], [2]]
+    assert [p["citations"] for p in parts] == [[1], [2]]
+    assert [p["passage"] for p in parts] == [0, 1]
+    # a lead never opens on a sentence that refers back to one it leaves out
+    lead = compose("What does the inspection cover?", evidence)[0]["text"]
+    assert lead.startswith("The hydraulic pump must be inspected")
     rendered = render_answer(parts)
     assert rendered.count("\n\n") == 1 and rendered.endswith("visit. [2]")
 
@@ -646,28 +654,6 @@ def test_an_enumeration_is_quoted_with_its_items() -> None:
     assert not any(p["text"].startswith(("SERVER", "CLIENT upsmon does")) for p in parts)
 
 
-def test_the_passage_holding_the_asked_date_leads() -> None:
-    """The NUT user manual: the best-ranked passage on releases names no date, another gives
-    it. The answer leads with the date and keeps the same sentences."""
-    evidence = [
-        note(
-            "git",
-            "Since 2.7 line of releases, sources are tracked in Git revision control system, "
-            "with improvements merged through NUT CI testing on multiple platforms.",
-            0.6,
-        ),
-        note("history", "The new name was first applied to 0.42.0, released October 31, 1999."),
-    ]
-    parts = compose("When was NUT first released?", evidence)
-    assert parts[0] == {
-        "text": "The new name was first applied to 0.42.0, released October 31, 1999.",
-        "citations": [2],
-    }
-    assert [p["citations"] for p in parts] == [[2], [1]]
-    # Asked for no date, the best-ranked passage leads as before.
-    assert compose("How are NUT releases tracked?", evidence)[0]["citations"] == [1]
-
-
 def test_nothing_relevant_gives_the_closest_sentence_or_nothing() -> None:
     evidence = [note("a", "Lunch is served at noon in the canteen.", 0.3)]
     assert compose("How often must the hydraulic pump be inspected?", evidence) == []
@@ -689,6 +675,7 @@ def test_markers_inside_evidence_stay_defanged_and_web_evidence_stands_alone() -
         {
             "text": "The hydraulic pump is inspected under clause ［2］ of the plant rules.",
             "citations": [1],
+            "passage": 0,
         }
     ]
     assert render_answer(parts).endswith("rules. [1]")
@@ -699,3 +686,75 @@ def test_page_text_with_line_breaks_keeps_its_headings_apart() -> None:
     pages = [Page(1, "2.5 Uninstallation\nYou can uninstall R by make uninstall.\n")]
     (chunk,) = chunk_pages(pages)
     assert sentences_of(chunk.text) == ["You can uninstall R by make uninstall."]
+
+
+# --- the passage contract: one lead passage, at most two more from other places ----------------
+
+PUMP = "How often must the hydraulic pump be inspected?"
+
+
+def test_the_lead_is_one_contiguous_passage_of_one_document_of_at_most_four_sentences() -> None:
+    manual = note(
+        "manual",
+        "Boilers are serviced in spring. "
+        + " ".join(
+            f"The hydraulic pump of line {k} must be inspected every {k}00 operating hours."
+            for k in range(1, 8)
+        )
+        + " Lunch is served at noon.",
+        0.6,
+    )
+    others = [
+        note("vendor", "Vendor guidance says the hydraulic pump is inspected at every visit.", 0.5),
+        note("audit", "The audit found the hydraulic pump inspected twice a year.", 0.5),
+        note("memo", "A memo asks that the hydraulic pump be inspected monthly.", 0.5),
+    ]
+    evidence = [manual, *others]
+    parts = compose(PUMP, evidence)
+    lead = lead_of(parts)
+    assert 1 <= len(lead) <= 4
+    assert {m for p in lead for m in p["citations"]} == {1}  # one document
+    assert answer_text(lead) in manual["text"]  # contiguous, in its order and words
+    also = {p["passage"] for p in parts} - {0}
+    assert 1 <= len(also) <= 2
+    places = [{m for p in parts if p["passage"] == n for m in p["citations"]} for n in also]
+    assert all(len(place) == 1 for place in places)  # each passage is from one place
+    assert len({min(place) for place in places} | {1}) == len(also) + 1  # all different
+    # one paragraph per passage: no paragraph joins sentences from different places
+    paragraphs = render_answer(parts).split("\n\n")
+    assert len(paragraphs) == len(also) + 1
+    assert {int(m) for m in re.findall(r"\[(\d+)\]", paragraphs[0])} == {1}
+
+
+def test_a_web_result_that_answers_leads_and_is_cited() -> None:
+    from masis_core.graph.nodes.evaluator import check
+
+    question = "How does the Debian project plan its stable release cycle?"
+    # The documents, ranked first, share most of the question's words and say nothing of it.
+    evidence = [
+        note(doc, text, 0.7 - k / 20)
+        for k, (doc, text) in enumerate(
+            [
+                ("announce", "The Debian project announces each stable release by e-mail."),
+                ("names", "Each stable release of the Debian project gets a code name."),
+                ("upgrade", "A stable release of the Debian project is upgraded with apt."),
+                ("freeze", "The Debian project keeps a stable release for servers."),
+            ]
+        )
+    ]
+    evidence.append(
+        Evidence(
+            chunk_id="web:1",
+            url="https://example.org/debian-releases",
+            title="Debian release cadence",
+            text="The Debian project plans a stable release cycle of about two years, with a "
+            "freeze of the testing suite first.",
+            score=0.4,
+            source="web",
+        )
+    )
+    parts = compose(question, evidence)
+    assert parts[0]["citations"] == [5] and parts[0]["text"].startswith("The Debian project plans")
+    result = check(render_answer(parts), evidence)
+    assert result["citations"][0]["url"] == "https://example.org/debian-releases"
+    assert result["answer"].startswith("The Debian project plans a stable release cycle")

@@ -456,3 +456,23 @@ def test_when_is_answered_by_a_recurrence_what_year_by_a_date() -> None:
 )
 def test_a_probability_is_never_shown_as_certainty(p: float, shown: str) -> None:
     assert percent(p) == shown
+
+
+def test_the_confidence_is_read_from_the_lead_passage_only() -> None:
+    """Confidence is the probability that the lead passage answers: an "Also relevant"
+    passage after it, however good, neither raises nor lowers it."""
+    q = "How often must the hydraulic pump be inspected?"
+    evidence = [
+        ev(1, "The hydraulic pump must be inspected every 500 operating hours.", "manual"),
+        ev(2, "Boilers are serviced in spring by the plant's own staff.", "plan"),
+    ]
+    strong = "The hydraulic pump must be inspected every 500 operating hours. [1]"
+    weak = "Boilers are serviced in spring by the plant's own staff. [2]"
+    alone = judgement.judge(q, weak, evidence).confidence
+    followed = judgement.judge(q, f"{weak}\n\n{strong}", evidence).confidence
+    assert followed == pytest.approx(alone)
+    assert judgement.judge(q, strong, evidence).confidence > alone
+    assert judgement.judge(q, f"{strong}\n\n{weak}", evidence).confidence == pytest.approx(
+        judgement.judge(q, strong, evidence).confidence
+    )
+    assert judgement.lead_of(f"{weak}\n\n{strong}") == weak

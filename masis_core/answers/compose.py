@@ -1,89 +1,76 @@
-"""Extractive answer composition for the offline engine.
+"""Extractive passage answers for the offline engine.
 
-An answer is built from the evidence's own sentences, so what it can get wrong is *which* text
-it quotes. Stitching the top-scoring "sentences" of 3-5 chunks quoted headings glued to prose,
-table-of-contents lines, sentences cut in half by a chunk boundary and sentences that shared
-one word with the question. Here:
+The answer leads with ONE contiguous passage of one document: 1-4 adjacent sentences in the
+document's own order and words (a page break may fall inside), chosen as the best answer to
+the question as a whole; then at most two more passages from other places ("Also relevant").
+A sentence collage — the best-scoring sentences of several chunks stitched together — had led
+"What function reads a data frame from a text file?" with a sentence on text-file conventions
+and never reached the sentence that answers.
 
 1. Evidence chunks of one document with consecutive ``chunk_index`` (in the chunk id) are
-   joined into one passage over their 40-word overlap, so a sentence a boundary cut is read
-   whole from its neighbour; one still cut at a passage's edge is dropped.
-2. Each passage is segmented with its structure (``masis_core.text.sentences.segment``): only prose
-   sentences are quotable; a heading is kept as context for the sentences under it.
-3. A sentence bears on the question when it covers enough of the question's content words —
-   in absolute terms and against the best sentence (``RELEVANCE``, ``RELATIVE_RELEVANCE``,
-   chosen on development data); words of its section heading count half.
-4. The answer leads with the best sentence together with its neighbours of the same passage
-   that bear on the question or continue it ("This ...", "It ..."), in document order; then
-   the other passages' distinct supporting points, each passage's sentences together.
+   joined into one text over their 40-word overlap, so a sentence a boundary cut is read whole
+   from its neighbour; one still cut at the text's edge is dropped.
+2. Each text is segmented with its structure (``masis_core.text.sentences.segment``): only
+   prose sentences are quotable; a heading ends a run of sentences (another topic starts) and
+   is kept as context for the sentences under it; a running header is skipped (a page break).
+3. Every window of 1-4 adjacent quotable sentences is scored as a whole (``window_features``):
+   how much of the question it covers, whether it holds the asked kind (a figure, a date, a
+   name, a command for a how-to question), where the match sits, whether it starts by
+   referring back to a sentence it leaves out, the retrieval rank of its chunk within its
+   source (documents and web results rank apart, so a web passage competes on equal terms),
+   and its length. The weights are fitted on development data by ``bench/fit_passages.py``
+   and stored in ``passage_weights.json``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
-from masis_core.answers.judgement import asked_in, asked_kind, calendar_date
+from masis_core.answers.judgement import (
+    asked_in,
+    asked_kind,
+    calendar_date,
+    how_to,
+    new_code,
+    phrase_pairs,
+)
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
 
 log = logging.getLogger(__name__)
 
-MAX_ANSWER_SENTENCES = 5
-MAX_LEAD_SENTENCES = 3
-MAX_PER_PASSAGE = 2
-MIN_SENTENCE_WORDS = 4
+WEIGHTS_PATH = Path(__file__).with_name("passage_weights.json")
+MAX_LEAD_SENTENCES = 4
+MAX_ALSO = 2
+MAX_ALSO_SENTENCES = 2  # an "Also relevant" passage points elsewhere; the lead answers
+MIN_SENTENCE_WORDS = 3
 MAX_SENTENCE_WORDS = 90
-PLAIN_SENTENCE_WORDS = 35
-LENGTH_PENALTY = 0.005
+MAX_WINDOW_WORDS = 160
+# A window must cover this share of the question's content words (those the evidence has at
+# all) to be quoted: the 10th percentile of the best sentence of relevant passages on
+# fitzgov-dev; "Also relevant" passages also need this share of the lead's coverage.
+RELEVANCE = 1 / 3
+RELATIVE_RELEVANCE = 0.6
 DUPLICATE_JACCARD = 0.6
-# A sentence adding fewer new content words than this share of its own repeats a point.
-MIN_NOVELTY = 0.25
 # Question words found only in a sentence's section heading count this much.
 HEADING_WEIGHT = 0.5
-# Share of the question's content words (those the evidence has at all) a sentence must
-# cover to bear on the question: the 10th percentile of the best sentence of relevant passages
-# on fitzgov-dev (0.333 on 598 questions; 0.403 on the 53 manual questions), which drops 78%
-# (90%) of the sentences of irrelevant passages (bench/sentence_relevance.py). Weighting the
-# words by their IDF across the evidence measured worse (answers cite the gold page for 89%
-# of the manual questions against 92.5%, relevant passages for 59% of fitzgov-dev questions
-# against 62%): every retrieved passage shares the question's topic word, so IDF lifts
-# generic ones ("keep", "affect", "use") above it.
-RELEVANCE = 1 / 3
-# ... and this share of the best sentence's coverage: where one sentence covers the whole
-# question, one that shares a single word with it ("use" in "How much memory does R use?")
-# does not bear on it. The largest share that still cites the gold page for as many manual
-# questions as no such bar (0.925; relevant ones for 0.617 vs 0.629 of fitzgov-dev); answers
-# shrink from 4.7 to 3.8 sentences.
-RELATIVE_RELEVANCE = 0.6
-# The researcher's ranking (fused dense, BM25 and soft match) knows which passage is best far
-# better than word overlap does: its top passage holds the gold page for 76% of the manual
-# questions. A sentence of the passage ranked r gets RANK_WEIGHT / r, and the lead cites the
-# gold page for 81% of the manual questions (47% relevant on fitzgov-dev, whose labels are
-# sparse) against 75% (40%) with 0.25 x the dense similarity as the prior, as before.
-RANK_WEIGHT = 0.5
 # Chunks overlap by 40 words (ingest.chunking); a longer search costs nothing that matters.
 MAX_OVERLAP_WORDS = 120
 
 _CHUNK_INDEX = re.compile(r"/(\d+)$")
-# An enumeration's items: "(2) Lifestyle analysis ...", "3. Fetch ...", "Second, military
-# spending ...", and an opener whose tail starts one ("... five key factors: First, the ...").
+_ITEM_TAIL = re.compile(r"[^\d\s]\s\d{1,2}\.$")
 _ITEM_MARKER = re.compile(r"^\(?(\d{1,2})[.)]$")
-_ORDINALS = {
-    word: n
-    for n, word in enumerate(
-        ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"),
-        start=1,
-    )
-}
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
 _ORDINAL_START = re.compile(r"^(?:.*:\s+)?(" + "|".join(_ORDINALS) + r"),\s", re.I)
-# What a list of more items than the lead's usual three may fill: the whole answer.
-MAX_LIST_SENTENCES = 5
-# A sentence that starts like this continues the one before it.
+# A sentence that starts like this refers back to the one before it.
 _CONTINUES = re.compile(
     r"^(?:This|These|That|Those|It|Its|They|Their|Such|Here|However|Otherwise|Also|Then|Thus|"
     r"Hence|Therefore|Instead|In this|In that|For example|For instance|In addition|Moreover|"
@@ -104,17 +91,33 @@ class Passage:
 
 
 @dataclass
-class Candidate:
+class Sentence:
     text: str
-    passage: int
-    order: int  # position among the passage's segments
     markers: list[int]
     stems: set[str]
     context: set[str]  # content stems of the section heading above it
-    rank: int  # the best retrieval rank among its chunks (1 = the researcher's top passage)
+    follows: bool  # the sentence before it in the document is quotable and adjacent
     item: int | None = None  # its number in an enumeration ("(2) ...", "Second, ...")
-    coverage: float = 0.0
+
+
+@dataclass
+class Window:
+    """Adjacent quotable sentences of one passage: an answer candidate."""
+
+    passage: int
+    start: int  # position of its first sentence in ``run``
+    sentences: list[Sentence]
+    run: list[Sentence]  # the adjacent quotable sentences it is taken from
+    features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def stems(self) -> set[str]:
+        return set().union(*(s.stems for s in self.sentences))
 
 
 def chunk_index(ev: Evidence) -> int | None:
@@ -142,17 +145,16 @@ def _overlap(left: list[str], right: list[str]) -> int:
     return 0
 
 
-def passages(evidence: list[Evidence]) -> list[Passage]:
-    """Evidence joined into passages: neighbouring chunks of one document become one text."""
+def _runs(evidence: list[Evidence]) -> list[tuple[int | None, list[int]]]:
+    """Markers grouped into runs of consecutive chunks of one document (alone: web, notes)."""
     indexed: dict[str, list[tuple[int, int]]] = {}
-    alone: list[int] = []
+    runs: list[tuple[int | None, list[int]]] = []
     for marker, ev in enumerate(evidence, start=1):
         index = chunk_index(ev)
         if index is None:
-            alone.append(marker)
+            runs.append((None, [marker]))
         else:
             indexed.setdefault(str(ev["doc_id"]), []).append((index, marker))
-    runs: list[tuple[int | None, list[int]]] = [(None, [m]) for m in alone]
     for chunks in indexed.values():
         chunks.sort()
         start = len(runs)
@@ -162,8 +164,13 @@ def passages(evidence: list[Evidence]) -> list[Passage]:
                 markers.append(marker)
             else:
                 runs.append((index, [marker]))
+    return runs
+
+
+def passages(evidence: list[Evidence]) -> list[Passage]:
+    """Evidence joined into passages: neighbouring chunks of one document become one text."""
     out = []
-    for first, markers in runs:
+    for first, markers in _runs(evidence):
         words: list[str] = []
         owners: list[tuple[int, ...]] = []
         for marker in markers:
@@ -176,12 +183,6 @@ def passages(evidence: list[Evidence]) -> list[Passage]:
             owners.extend((marker,) for _ in new[k:])
         out.append(Passage(words, owners, cut_start=bool(first), cut_end=first is not None))
     return out
-
-
-def _segment(p: Passage) -> None:
-    text = " ".join(p.words)
-    p.word_starts = list(accumulate((len(w) + 1 for w in p.words[:-1]), initial=0))
-    p.segments = segment(text, cut_start=p.cut_start, cut_end=p.cut_end)
 
 
 def _markers(p: Passage, seg: Segment) -> list[int]:
@@ -204,170 +205,182 @@ def _item(p: Passage, seg: Segment) -> int | None:
     if at > 0 and (m := _ITEM_MARKER.match(p.words[at - 1])):
         return int(m.group(1))
     if m := _ORDINAL_START.match(seg.text):
-        return _ORDINALS[m.group(1).lower()]
+        return _ORDINALS.index(m.group(1).lower()) + 1
     return None
 
 
-def _next_item(before: Candidate, after: Candidate) -> bool:
-    """``after`` is the item that follows ``before`` in one enumeration."""
-    return before.item is not None and after.item == before.item + 1
-
-
-def candidates(question: str, evidence: list[Evidence]) -> tuple[list[Passage], list[Candidate]]:
-    """Every quotable sentence of the evidence, scored for the question."""
-    found: list[Candidate] = []
-    joined = passages(evidence)
-    for n, p in enumerate(joined):
-        _segment(p)
-        heading: set[str] = set()
-        for order, seg in enumerate(p.segments):
-            if seg.kind == "heading":
-                heading = _stems(seg.text)
-                continue
-            if seg.kind != "sentence":
-                continue
-            if not MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS:
-                continue
-            markers = _markers(p, seg)
-            found.append(
-                Candidate(
-                    seg.text,
-                    n,
-                    order,
-                    markers,
-                    _stems(seg.text),
-                    heading,
-                    min(markers),
-                    _item(p, seg),
-                )
-            )
-    _score(question, found)
-    return joined, found
-
-
-def _score(question: str, found: list[Candidate]) -> None:
-    """Coverage of the question's content words that the evidence has at all (each counts the
-    same: see ``RELEVANCE``), plus the retrieval rank's prior, minus a little for length."""
-    wanted = _stems(question)
-    present = {t for t in wanted if any(t in c.stems or t in c.context for c in found)}
-    for c in found:
-        said = len(present & c.stems)
-        context = len((present & c.context) - c.stems)
-        c.coverage = (said + HEADING_WEIGHT * context) / len(present) if present else 0.0
-        n_words = len(c.text.split())
-        c.score = (
-            c.coverage
-            + RANK_WEIGHT / c.rank
-            - LENGTH_PENALTY * max(0, n_words - PLAIN_SENTENCE_WORDS)
-        )
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 0.0
-
-
-def _repeats(c: Candidate, chosen: list[Candidate]) -> bool:
-    if any(c.text == o.text or _jaccard(c.stems, o.stems) > DUPLICATE_JACCARD for o in chosen):
-        return True
-    said = set().union(*(o.stems for o in chosen)) if chosen else set()
-    return bool(c.stems) and len(c.stems - said) / len(c.stems) < MIN_NOVELTY
-
-
-def _enumeration(best: Candidate, by_order: dict[int, Candidate]) -> list[Candidate]:
-    """The whole enumeration ``best`` is an item of, when it is short and starts at its first
-    item ("(1) ... (2) ... (3) ..."); else ``[best]``."""
-    items = [best]
-    while (prev := by_order.get(items[0].order - 1)) and _next_item(prev, items[0]):
-        items.insert(0, prev)
-    while (nxt := by_order.get(items[-1].order + 1)) and _next_item(items[-1], nxt):
-        items.append(nxt)
-    whole = items[0].item == 1 and len(items) <= MAX_LIST_SENTENCES
-    return items if whole else [best]
-
-
-def _lead(best: Candidate, found: list[Candidate], relevance: float) -> list[Candidate]:
-    """The best sentence with the sentences around it that bear on the question or carry it
-    on, as long as nothing but prose lies between them (a heading starts another topic). A
-    lead that starts "It ..." or "This ..." first gets the sentence it refers back to. An
-    item of a short enumeration brings the whole of it ("five key factors: First, ...",
-    "Second, ..."; "(1) ... (2) ... (3) ..."; up to ``MAX_LIST_SENTENCES``): the third step
-    of a method alone had answered "How does a forensic accountant trace hidden assets?". Of
-    a longer one (NUT's eight-step data path, from the outage to the pager) the best item
-    leads with the items after it."""
-    by_order = {c.order: c for c in found if c.passage == best.passage}
-    span = _enumeration(best, by_order)
-    first, last = span[0].order, span[-1].order
-    while len(span) < MAX_LEAD_SENTENCES and (prev := by_order.get(first - 1)):
-        if not _CONTINUES.match(span[0].text) or _repeats(prev, span):
-            break
-        span.insert(0, prev)
+def whole_list(w: Window) -> Window:
+    """The window widened to the whole enumeration it quotes part of ("(1) ... (2) ... (3)
+    ...", "three causes: First, ... Second, ..."), when that fits in a lead: the third step
+    of a method alone had answered "How does a forensic accountant trace hidden assets?"."""
+    run, lo, hi = w.run, w.start, w.start + len(w.sentences)
+    first = next((k for k in range(lo, hi) if run[k].item is not None), None)
+    if first is None:
+        return w
+    while first > 0 and (at := run[first].item) is not None and run[first - 1].item == at - 1:
         first -= 1
-    while nxt := by_order.get(last + 1):
-        listed = _next_item(span[-1], nxt) and len(span) < MAX_LIST_SENTENCES
-        bears = nxt.coverage >= relevance or _CONTINUES.match(nxt.text)
-        if not (listed or (bears and len(span) < MAX_LEAD_SENTENCES)) or _repeats(nxt, span):
-            break
-        span.append(nxt)
-        last += 1
-    while len(span) < MAX_LEAD_SENTENCES and (prev := by_order.get(first - 1)):
-        if prev.coverage < relevance or _repeats(prev, span):
-            break
-        span.insert(0, prev)
-        first -= 1
-    return span
+    while hi < len(run) and (last := run[hi - 1].item) is not None and run[hi].item == last + 1:
+        hi += 1
+    lo = min(lo, first)
+    if run[first].item != 1 or hi - lo > MAX_LEAD_SENTENCES:
+        return w
+    return Window(w.passage, lo, run[lo:hi], run, w.features, w.score)
 
 
-def _asked_first(question: str, parts: list[list[Candidate]]) -> list[list[Candidate]]:
-    """The parts (the lead span, then each passage's points), led by the first one holding
-    what the question asks for (``judgement.asked_in``) more plainly than the lead: "When
-    was NUT first released?" led with a sentence on its Git history "since 2.7" and gave
-    "released October 31, 1999" second. Only the order changes, so the critic judges the
-    same sentences."""
-    kind = asked_kind(question)
-    if kind in ("open", "yes_no"):
-        return parts
-    texts = [" ".join(c.text for c in part) for part in parts]
-    # For "when", a calendar date answers better than "since" or "after 500 hours".
-    strength = [
-        asked_in(kind, question, t) * (1 + (kind == "date" and calendar_date(t, question)))
-        for t in texts
-    ]
-    best = max(range(len(parts)), key=lambda i: strength[i])  # the first of the strongest
-    if strength[best] <= strength[0]:
-        return parts
-    return [parts[best], *parts[:best], *parts[best + 1 :]]
-
-
-def compose(
-    question: str,
-    evidence: list[Evidence],
-    relevance: float = RELEVANCE,
-    relative: float = RELATIVE_RELEVANCE,
-) -> list[dict[str, Any]]:
-    """The answer as sentences with their markers: the best passage first, then the other
-    sources' distinct points. Only when no sentence bears on the question is the closest one
-    given alone (the critic then judges how little it covers)."""
-    _, found = candidates(question, evidence)
-    ranked = sorted(found, key=lambda c: (-c.score, c.markers, c.order))
-    best = max((c.coverage for c in found), default=0.0)
-    relevance = max(relevance, relative * best)
-    relevant = [c for c in ranked if c.coverage >= relevance]
-    if not relevant:
-        closest = [c for c in ranked if c.coverage > 0][:1]
-        return [{"text": c.text, "citations": c.markers} for c in closest]
-    span = _lead(relevant[0], found, relevance)
-    chosen = list(span)
-    per_passage = {span[0].passage: 0}
-    groups: dict[int, list[Candidate]] = {}
-    for c in relevant:
-        if len(chosen) >= MAX_ANSWER_SENTENCES:
-            break
-        if c in chosen or per_passage.get(c.passage, 0) >= MAX_PER_PASSAGE or _repeats(c, chosen):
+def quotable(p: Passage) -> list[list[Sentence]]:
+    """The passage's prose as runs of adjacent quotable sentences. A heading, a table, a
+    fragment or debris ends a run; a running header (a page break) does not."""
+    p.word_starts = list(accumulate((len(w) + 1 for w in p.words[:-1]), initial=0))
+    p.segments = segment(" ".join(p.words), cut_start=p.cut_start, cut_end=p.cut_end)
+    runs: list[list[Sentence]] = [[]]
+    heading: set[str] = set()
+    for seg in p.segments:
+        if seg.kind == "header":
             continue
-        chosen.append(c)
-        per_passage[c.passage] = per_passage.get(c.passage, 0) + 1
-        groups.setdefault(c.passage, []).append(c)
-    parts = [span, *(sorted(group, key=lambda c: c.order) for group in groups.values())]
-    ordered = [c for part in _asked_first(question, parts) for c in part]
-    log.debug("composed %d sentences from %d candidates", len(ordered), len(found))
-    return [{"text": c.text, "citations": c.markers} for c in ordered]
+        fits = MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
+        # "... battery.runtime.low 3.": an item that took the next item's number for its end.
+        fits = fits and not _ITEM_TAIL.search(seg.text)
+        if seg.kind != "sentence" or not fits:
+            heading = _stems(seg.text) if seg.kind == "heading" else heading
+            runs.append([])
+            continue
+        follows = bool(runs[-1])
+        item = _item(p, seg)
+        runs[-1].append(
+            Sentence(seg.text, _markers(p, seg), _stems(seg.text), heading, follows, item)
+        )
+    return [run for run in runs if run]
+
+
+def _ranks(evidence: list[Evidence]) -> dict[int, int]:
+    """Each marker's retrieval rank within its source: documents and the web rank apart, so
+    a web result is not pushed behind every document passage by its position in the list."""
+    seen: dict[str, int] = {}
+    out = {}
+    for marker, ev in enumerate(evidence, start=1):
+        source = str(ev.get("source", "kb"))
+        seen[source] = seen.get(source, 0) + 1
+        out[marker] = seen[source]
+    return out
+
+
+@lru_cache(maxsize=1)
+def load_weights() -> dict[str, float]:
+    """The passage scorer's weights, fitted by ``python -m bench.fit_passages --write``."""
+    return dict(json.loads(WEIGHTS_PATH.read_text())["weights"])
+
+
+def _coverage(sentences: list[Sentence], present: set[str]) -> float:
+    said = set().union(*(s.stems for s in sentences))
+    context = set().union(*(s.context for s in sentences)) - said
+    if not present:
+        return 0.0
+    return (len(present & said) + HEADING_WEIGHT * len(present & context)) / len(present)
+
+
+def window_features(question: str, w: Window, present: set[str], rank: int) -> dict[str, float]:
+    """What the passage scorer reads of one window; each feature means the same on any
+    document set."""
+    kind = asked_kind(question)
+    coverage = _coverage(w.sentences, present)
+    first = _coverage(w.sentences[:1], present)
+    own = [_coverage([s], present) for s in w.sentences]
+    specific = kind not in ("open", "yes_no")
+    holds = specific and asked_in(kind, question, w.text)
+    phrases = phrase_pairs(question)
+    return {
+        "best_sentence": max(own),
+        "phrases": len(phrases & phrase_pairs(w.text)) / len(phrases) if phrases else 0.0,
+        "new_code": float(how_to(question) and new_code(question, w.text)),
+        "coverage": coverage,
+        "first_share": first / coverage if coverage else 0.0,
+        "asked_kind": float(holds),
+        "asked_missing": float(specific and not holds),
+        "dangling": float(w.sentences[0].follows and bool(_CONTINUES.match(w.sentences[0].text))),
+        # How little of the question the window's sentences say, on average: filler.
+        "thin": 1.0 - sum(own) / len(own),
+        "calendar": float(kind == "date" and calendar_date(w.text, question)),
+        "sentences": float(len(w.sentences)),
+        "rank": 1.0 / rank,
+        "heading": len(present & w.sentences[0].context) / len(present) if present else 0.0,
+    }
+
+
+def windows(question: str, evidence: list[Evidence]) -> list[Window]:
+    """Every answer candidate of the evidence, with its features and score."""
+    weights = load_weights()
+    ranks = _ranks(evidence)
+    found: list[Window] = []
+    for n, p in enumerate(passages(evidence)):
+        for run in quotable(p):
+            for i in range(len(run)):
+                for k in range(1, MAX_LEAD_SENTENCES + 1):
+                    chosen = run[i : i + k]
+                    if len(chosen) < k or (
+                        k > 1 and sum(len(s.text.split()) for s in chosen) > MAX_WINDOW_WORDS
+                    ):
+                        break
+                    found.append(Window(n, i, chosen, run))
+    wanted = _stems(question)
+    present = {t for t in wanted if any(t in w.stems or t in w.sentences[0].context for w in found)}
+    found = [w for w in found if _shaped(w, present)]
+    for w in found:
+        rank = min(ranks[m] for s in w.sentences for m in s.markers)
+        w.features = window_features(question, w, present, rank)
+        w.score = sum(weights.get(k, 0.0) * v for k, v in w.features.items())
+    return found
+
+
+def _shaped(w: Window, present: set[str]) -> bool:
+    """A window longer than one sentence opens on the question and ends on it or on a
+    sentence that carries the one before on ("This inspection covers ..."): a sentence that
+    says nothing of the question at either edge is filler ("Lunch is served at noon.")."""
+    first, last = w.sentences[0], w.sentences[-1]
+    return len(w.sentences) == 1 or (
+        bool(present & first.stems)
+        and (bool(present & last.stems) or bool(_CONTINUES.match(last.text)))
+    )
+
+
+def _apart(w: Window, chosen: list[Window]) -> bool:
+    """From another place than every chosen window, and not a repeat of one."""
+    for o in chosen:
+        if o.passage == w.passage:
+            return False
+        a, b = o.stems, w.stems
+        if a | b and len(a & b) / len(a | b) > DUPLICATE_JACCARD:
+            return False
+    return True
+
+
+def choose(found: list[Window], relevance: float = RELEVANCE) -> list[Window]:
+    """The lead (the best-scored window that bears on the question), then up to ``MAX_ALSO``
+    windows from other places that bear on it too. When nothing bears on the question, the
+    closest single sentence is given alone (the critic then judges how little it covers)."""
+    ranked = sorted(found, key=lambda w: (-w.score, w.passage, w.start, len(w.sentences)))
+    bearing = [w for w in ranked if w.features["coverage"] >= relevance]
+    if not bearing:
+        closest = [w for w in ranked if len(w.sentences) == 1 and w.features["coverage"] > 0]
+        return closest[:1]
+    lead = whole_list(bearing[0])
+    chosen = [lead]
+    bar = max(relevance, RELATIVE_RELEVANCE * lead.features["coverage"])
+    for w in bearing[1:]:
+        if len(chosen) > MAX_ALSO:
+            break
+        short = len(w.sentences) <= MAX_ALSO_SENTENCES
+        if short and w.features["coverage"] >= bar and _apart(w, chosen):
+            chosen.append(w)
+    return chosen
+
+
+def compose(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
+    """The answer as sentences with their markers and their passage (0: the lead, then the
+    "Also relevant" passages), each passage's sentences in document order."""
+    chosen = choose(windows(question, evidence))
+    log.debug("composed %d passages", len(chosen))
+    return [
+        {"text": s.text, "citations": s.markers, "passage": n}
+        for n, w in enumerate(chosen)
+        for s in w.sentences
+    ]

@@ -45,7 +45,7 @@ from masis_core.text.sentences import (
     strip_markers,
     text_names,
 )
-from masis_core.text.words import stem
+from masis_core.text.words import stem, words
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,28 @@ def asked_kind(question: str) -> str:
     if _YES_NO_Q.search(q):
         return "yes_no"
     return "open"
+
+
+def how_to(question: str) -> bool:
+    """A how-to question, or one asking for a command, function, file or option."""
+    return bool(_HOW_TO_Q.search(question) or _CODE_Q.search(question))
+
+
+# What a command, a call, an option or a file looks like in prose.
+_CODE = re.compile(r"[A-Za-z_][\w.]*\(|(?<![\w-])--?[a-z][\w-]+|(?:^|\s)[$>#] \S|<-|`|\s/\w+/")
+
+
+def new_code(question: str, text: str) -> bool:
+    """``text`` names a command, call, option or file the question does not name itself."""
+    said = {m.group(0).strip() for m in _CODE.finditer(question)}
+    return any(m.group(0).strip() not in said for m in _CODE.finditer(text))
+
+
+def phrase_pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent content stems: a phrase of the question ("search path", "low battery") met
+    as a phrase, not as two words anywhere."""
+    flat = [min(t) for w in words(text) if (t := content_stems(w))]
+    return set(itertools.pairwise(flat))
 
 
 _FRAME = re.compile(
@@ -598,75 +620,89 @@ def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
     return out
 
 
+def lead_of(answer: str) -> str:
+    """The answer's lead: its first paragraph (the offline engine's lead passage; the opening
+    of a model's answer). The confidence speaks about it alone: the "Also relevant" passages
+    after it do not raise it."""
+    return answer.split("\n\n", 1)[0]
+
+
 def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, float]:
-    """Interpretable features of a draft; every one means the same on any document set."""
-    wanted = content_stems(question)
-    said = strip_markers(answer)
-    cited_n = {m for m in markers(answer) if 1 <= m <= len(evidence)}
-    cited = " ".join(evidence[m - 1].get("text", "") for m in sorted(cited_n))
-    every = " ".join(ev.get("text", "") for ev in evidence)
-    passage_stems = [content_stems(ev.get("text", "")) for ev in evidence]
-    kind = asked_kind(question)
-    specific = kind not in ("open", "yes_no")
-    q_numbers = {n for n in re.findall(r"\d[\d,.]*\d|\d", question)}
-    # Names after the question's first word ("What", "How" are capitalised, not names).
-    q_names = {n.lower() for n in names(question)}
-    low_every = every.lower()
-    focus = in_focus(answer, evidence)
-    pairs = _pairs(question, focus)
-    docs = {_doc(ev) for ev in evidence}
-    texts = [ev.get("text", "") for ev in evidence]
-    focus_texts = [ev.get("text", "") for ev in focus]
-    by_doc: dict[str, str] = {}
-    for ev in focus:
-        by_doc[_doc(ev)] = by_doc.get(_doc(ev), "") + " " + defang(ev.get("text", ""))
-    verdicts = [valence(_on_topic(t, wanted)) for t in by_doc.values()]
-    focus_stems = set().union(*(content_stems(t) for t in by_doc.values())) if by_doc else set()
-    focus_names = {n.lower() for t in by_doc.values() for n in names(" " + t)}
-    lead = claims(" ".join(answer.split())) if said else []
+    """Interpretable features of a draft; every one means the same on any document set. What
+    is read of the answer is its lead (``lead_of``) and the passages it cites; the sources'
+    stances are read from the passages the whole answer cites and the best-scored ones
+    (``in_focus``)."""
+    lead = lead_of(answer)
     return {
-        "answered": float(bool(said)),
-        # The answer's first sentence on the question: in a document library every retrieved
-        # passage shares the question's words, and the lead is what the analyst reads first.
-        "lead_coverage": (
-            _share(wanted, content_stems(strip_markers(lead[0]))) if lead and wanted else 0.0
-        ),
-        "passage_words": (sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0),
+        "answered": float(bool(strip_markers(answer))),
+        **_form_features(question),
+        **_lead_features(question, lead, evidence),
+        **_evidence_features(question, evidence, in_focus(lead, evidence)),
+        **_source_features(question, evidence, in_focus(answer, evidence)),
+    }
+
+
+def _form_features(question: str) -> dict[str, float]:
+    kind = asked_kind(question)
+    return {
         "how_to": float(bool(_HOW_TO_Q.search(question))),
         "asks_for_code": float(bool(_CODE_Q.search(question))),
         "asks_definition": float(bool(_DEFINITION_Q.search(question))),
+        "asked_specific": float(kind not in ("open", "yes_no")),
+        "yes_no": float(kind == "yes_no"),
+    }
+
+
+def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[str, float]:
+    """How well the lead passage answers: its coverage of the question, its first sentence's
+    (where the match sits), the question's head words and what it asks for in the lead and in
+    the passages the lead cites."""
+    wanted = content_stems(question)
+    said = strip_markers(lead)
+    cited_n = {m for m in markers(lead) if 1 <= m <= len(evidence)}
+    cited = " ".join(evidence[m - 1].get("text", "") for m in sorted(cited_n))
+    first = claims(" ".join(lead.split()))[:1] if said else []
+    kind = asked_kind(question)
+    specific = kind not in ("open", "yes_no")
+    phrases = phrase_pairs(question)
+    return {
+        "lead_coverage": (
+            _share(wanted, content_stems(strip_markers(first[0]))) if first and wanted else 0.0
+        ),
         "answer_coverage": _share(wanted, content_stems(said)) if said else 0.0,
+        "head_missing_cited": 1.0 - _share(head_stems(question), content_stems(cited)),
+        "asked_missing_cited": float(specific and not asked_in(kind, question, said)),
+        "lead_phrases": len(phrases & phrase_pairs(said)) / len(phrases) if phrases else 0.0,
+        "lead_code": float(how_to(question) and new_code(question, said)),
+    }
+
+
+def _evidence_features(
+    question: str, evidence: list[Evidence], focus: list[Evidence]
+) -> dict[str, float]:
+    """What the evidence holds of the question, whatever the answer quotes of it."""
+    wanted = content_stems(question)
+    texts = [ev.get("text", "") for ev in evidence]
+    every = " ".join(texts)
+    passage_stems = [content_stems(t) for t in texts]
+    by_doc = _by_doc(focus)
+    focus_stems = set().union(*(content_stems(t) for t in by_doc.values())) if by_doc else set()
+    # Names after the question's first word ("What", "How" are capitalised, not names).
+    q_names = {n.lower() for n in names(question)}
+    focus_names = {n.lower() for t in by_doc.values() for n in names(" " + t)}
+    return {
+        "passage_words": (sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0),
         "best_passage_coverage": max((_share(wanted, s) for s in passage_stems), default=0.0),
-        "evidence_coverage": _share(wanted, set().union(*passage_stems)) if evidence else 0.0,
         "max_dense": max((float(ev.get("score") or 0.0) for ev in evidence), default=0.0),
         "max_keyword_coverage": max(
             (float(ev.get("coverage") or 0.0) for ev in evidence), default=0.0
         ),
         "max_soft": max((float(ev.get("soft") or 0.0) for ev in evidence), default=0.0),
-        "head_missing_cited": 1.0 - _share(head_stems(question), content_stems(cited)),
-        "head_missing_all": 1.0 - _share(head_stems(question), content_stems(every)),
-        "asked_specific": float(specific),
-        "asked_missing_cited": float(specific and not asked_in(kind, question, said)),
-        "asked_missing_all": float(
-            specific and not any(asked_in(kind, question, t) for t in texts)
+        "question_figures_missing": float(
+            any(n not in every for n in re.findall(r"\d[\d,.]*\d|\d", question))
         ),
-        "yes_no": float(kind == "yes_no"),
-        "question_figures_missing": float(any(n not in every for n in q_numbers)),
         "question_names_missing": (
-            sum(n not in low_every for n in q_names) / len(q_names) if q_names else 0.0
-        ),
-        "sources": float(min(len(docs), 4)),
-        "opposed_pair": float(any(p.opposed for p in pairs)),
-        "topic_pair": float(any(p.shared >= PAIR_TOPIC for p in pairs)),
-        "stance_clash": float(any(p.stance and p.shared >= PAIR_TOPIC for p in pairs)),
-        "figure_clash": float(any(p.figures and p.shared >= PAIR_TOPIC for p in pairs)),
-        "negation_split": float(any(p.negation and p.shared >= PAIR_TOPIC for p in pairs)),
-        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in focus_texts)),
-        "opinion_sources": float(sum(bool(OPINION.search(t)) for t in focus_texts)),
-        "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in focus_texts)),
-        "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in focus_texts))),
-        "years_differ": float(
-            len({frozenset(_YEAR.findall(t)) for t in focus_texts if _YEAR.search(t)}) >= 2
+            sum(n not in every.lower() for n in q_names) / len(q_names) if q_names else 0.0
         ),
         # The best single sentence's share of the question: a passage can hold every word of
         # the question in different sentences and still say nothing about it.
@@ -680,6 +716,40 @@ def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, 
         # The question names something ("Germany", "Oxford") that no passage in focus names,
         # while they name other things ("France", "Cambridge"): a neighbour, not the subject.
         "names_substituted": float(bool(q_names - focus_names) and bool(focus_names - q_names)),
+    }
+
+
+def _by_doc(focus: list[Evidence]) -> dict[str, str]:
+    by_doc: dict[str, str] = {}
+    for ev in focus:
+        by_doc[_doc(ev)] = by_doc.get(_doc(ev), "") + " " + defang(ev.get("text", ""))
+    return by_doc
+
+
+def _source_features(
+    question: str, evidence: list[Evidence], focus: list[Evidence]
+) -> dict[str, float]:
+    """How the sources in focus stand towards each other: the dispute model's inputs."""
+    wanted = content_stems(question)
+    pairs = _pairs(question, focus)
+    focus_texts = [ev.get("text", "") for ev in focus]
+    by_doc = _by_doc(focus)
+    verdicts = [valence(_on_topic(t, wanted)) for t in by_doc.values()]
+    on_topic = [p for p in pairs if p.shared >= PAIR_TOPIC]
+    return {
+        "sources": float(min(len({_doc(ev) for ev in evidence}), 4)),
+        "opposed_pair": float(any(p.opposed for p in pairs)),
+        "topic_pair": float(bool(on_topic)),
+        "stance_clash": float(any(p.stance for p in on_topic)),
+        "figure_clash": float(any(p.figures for p in on_topic)),
+        "negation_split": float(any(p.negation for p in on_topic)),
+        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in focus_texts)),
+        "opinion_sources": float(sum(bool(OPINION.search(t)) for t in focus_texts)),
+        "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in focus_texts)),
+        "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in focus_texts))),
+        "years_differ": float(
+            len({frozenset(_YEAR.findall(t)) for t in focus_texts if _YEAR.search(t)}) >= 2
+        ),
         "verdict_split": max(verdicts) - min(verdicts) if len(verdicts) > 1 else 0.0,
         "figure_clash_documents": float(
             any(figure_clash(x, y) for x, y in itertools.combinations(by_doc.values(), 2))

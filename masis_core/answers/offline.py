@@ -31,28 +31,30 @@ def alternatives(question: str) -> list[str]:
 
 
 def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
-    """Evidence sentences that answer the question, each with its marker(s): the best passage
-    first, then the other sources' distinct points (``masis_core.answers.compose``)."""
+    """Evidence sentences that answer the question, each with its marker(s) and passage: the
+    lead passage first, then up to two more (``masis_core.answers.compose``)."""
     return compose(question, evidence)
 
 
 def render_answer(parts: list[dict[str, Any]]) -> str:
-    """Sentences with their markers; a new paragraph whenever the cited source changes.
+    """Sentences with their markers; a new paragraph for each passage (the lead first, then
+    the "Also relevant" ones), so no paragraph joins sentences from different places.
 
     The markers are the only "[n]" of the draft: a sentence that writes "[2]" itself (a model
     quoting a document, or any escaped or entity form of it) is defanged to "［2］", so the
     evaluator never reads it as a citation."""
     out: list[str] = []
-    previous: list[int] | None = None
+    previous: object = None
     for part in parts:
         cites = "".join(f"[{m}]" for m in part["citations"])
         sentence = f"{defang(part['text']).rstrip()} {cites}".strip()
-        if previous is not None and part["citations"] != previous:
+        place = part.get("passage", part["citations"])
+        if out and place != previous:
             out.append("\n\n")
         elif out:
             out.append(" ")
         out.append(sentence)
-        previous = part["citations"]
+        previous = place
     return "".join(out)
 
 
