@@ -364,4 +364,9 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
     counts = sum(int(n) for f in after for n in f["data"][0]["text"])
     assert counts == 60  # every point in a bar, labelled with its count
     assert [s.value for s in at.success] == ["fitted on 60 answers (36 right, 24 wrong)"]
-    assert [m.label for m in at.metric][:2] == ["outline questions", "your verdicts"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["outline questions"], metrics["your verdicts"]) == ("60", "0")
+    report = CalibrationStore(bench.db).get(plant.id)
+    assert metrics["ECE after (held out)"] == (
+        f"{report['ece_after']:.3f} ({report['ece_after_held_out']:.3f})"
+    )

@@ -71,9 +71,11 @@ def _report(report: dict[str, Any]) -> None:
     )
     held = report.get("ece_after_held_out")
     cols[3].metric(
-        "ECE after",
-        "–" if report["ece_after"] is None else f"{report['ece_after']:.3f}",
-        help="on the fitted points" + ("" if held is None else f"; held out (5-fold) {held:.3f}"),
+        "ECE after (held out)",
+        "–"
+        if report["ece_after"] is None
+        else f"{report['ece_after']:.3f}" + ("" if held is None else f" ({held:.3f})"),
+        help="on the fitted points, and in brackets on points each fit did not see (5-fold)",
     )
     st.caption(
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
@@ -90,10 +92,11 @@ def _report(report: dict[str, Any]) -> None:
 def calibration_panel(ws: Workspace) -> None:
     """Follow or start the calibration job, then the stored fit."""
     st.caption(
-        "After each upload the workspace's outline headings are asked as questions; an answer "
-        "is right when its lead cites the heading's page. The judge's confidence is then "
-        "mapped (isotonic regression) to how often answers were right here, so the 65% "
-        "review bar means the same in every workspace. Your 👍 / 👎 add labelled answers."
+        "After each upload the workspace's outline headings are asked as questions, each of "
+        "its own document; an answer is right when its lead cites the heading's section. The "
+        "judge's confidence is then mapped (isotonic regression) to how often answers were "
+        "right here, so that the 65% review bar means the same in every workspace. Your 👍 / 👎 "
+        "add labelled answers."
     )
     running = jobs().active(ws.id, "calibration")
     if running:
