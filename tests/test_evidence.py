@@ -172,6 +172,29 @@ def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant: Workspace)
     assert any("1 flagged sentence(s), marked in the answer" in c.value for c in at.caption)
 
 
+def test_an_offline_answer_shows_its_lead_then_also_relevant(
+    bench: Workbench, plant: Workspace
+) -> None:
+    """The lead passage first, alone; the other passages under "Also relevant"."""
+    rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    assert rec.answer and rec.engine == "offline"
+    lead = rec.answer.split("\n\n")[0]
+    assert "500 operating hours" in lead
+    boiler = {**rec.citations[0], "n": 2, "text": BOILER, "page": 1, "page_end": 1}
+    rec.answer = (
+        f"{lead}\n\nThe steam boiler is descaled once a year by a certified contractor. [2]"
+    )
+    rec.citations = [rec.citations[0], boiler]
+    RunStore(bench).save(rec)
+    at = fresh_app().run().switch_page("pages/runs.py").run()
+    assert not at.exception
+    blocks = [m.value for m in at.markdown]
+    at_lead = next(n for n, b in enumerate(blocks) if "500 operating hours" in b)
+    assert "descaled" not in blocks[at_lead]
+    assert blocks[at_lead + 1] == "**Also relevant**"
+    assert blocks[at_lead + 2].startswith("The steam boiler is descaled once a year")
+
+
 def test_an_ollama_answer_on_a_text_note(bench: Workbench, fake_ollama: FakeOllama) -> None:
     """The Ollama engine paraphrases: its sentences are backed partly, a figure it added is
     flagged in place, and a .txt source says it has no page and quotes the cited words."""

@@ -49,6 +49,25 @@ def answer_markdown_marked(
     return "\n\n".join(" ".join(_sentence_markdown(s, real) for s in row) for row in support)
 
 
+ALSO_RELEVANT = "**Also relevant**"
+
+
+def answer_sections(
+    answer: str, support: list[list[SentenceSupport]], citations: list[int], passages: bool
+) -> list[str]:
+    """The answer as Markdown blocks. An offline answer (``passages``) is its lead passage,
+    then the "Also relevant" label and the other passages, one paragraph each; a model's
+    answer is drawn whole."""
+    if not passages or "\n\n" not in answer:
+        return [answer_markdown_marked(answer, support, citations)]
+    lead, rest = answer.split("\n\n", 1)
+    return [
+        answer_markdown_marked(lead, support[:1], citations),
+        ALSO_RELEVANT,
+        answer_markdown_marked(rest, support[1:], citations),
+    ]
+
+
 def support_panel(support: list[list[SentenceSupport]], citations: list[dict[str, Any]]) -> None:
     """One expander per answer sentence: the evidence sentence that backs it and how well."""
     by_n = {c["n"]: c for c in citations}

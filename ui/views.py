@@ -17,7 +17,7 @@ from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import escape_markdown, plain, quote_block, safe_link, untrusted
-from ui.evidence import answer_markdown_marked, page_view, support_panel
+from ui.evidence import answer_sections, page_view, support_panel
 from ui.resources import run_service
 
 NODE_ICONS = {
@@ -180,7 +180,9 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if rec.metrics.get("accepted_by_analyst"):
         st.caption("Accepted by the analyst at review.")
     support = sentence_support(rec.answer, rec.citations)
-    st.markdown(answer_markdown_marked(rec.answer, support, [c["n"] for c in rec.citations]))
+    numbers = [c["n"] for c in rec.citations]
+    for block in answer_sections(rec.answer, support, numbers, rec.engine == "offline"):
+        st.markdown(block)
     verdict(rec)
     violations = rec.metrics.get("citation_violations") or []
     flagged = [s for row in support for s in row if s.issue is not None]
