@@ -13,7 +13,6 @@ SKIP = {"tests", ".venv", ".git", "node_modules"}
 # masis_core/answers/, the ingest pipeline's last step by the ingest speed-up. Each entry goes
 # when its function is split (``test_the_pending_exceptions_are_still_long`` says when).
 PENDING = {
-    "masis_core/answers/judgement.py:features",
     "ingest/pipeline.py:Ingestor._complete",
 }
 

@@ -524,14 +524,16 @@ def _table_run(numeric: list[bool]) -> bool:
     return False
 
 
-class _Segmenter:
-    def __init__(self, text: str, cut_start: bool, cut_end: bool) -> None:
-        self.text = text
-        self.cut_start, self.cut_end = cut_start, cut_end
-        self.out: list[Segment] = []
+class _Words:
+    """The text's words with their character spans, running headers cut out (kept as
+    ``header`` segments), the words that open a block (after a blank line) and, once
+    ``_Units`` has read them, the words where a list's item begins."""
+
+    def __init__(self, text: str) -> None:
+        self.headers: list[Segment] = []
         flat = text
         for m in _running_headers(text):
-            self.out.append(Segment("header", " ".join(m.group(0).split()), m.start(), m.end()))
+            self.headers.append(Segment("header", " ".join(m.group(0).split()), m.start(), m.end()))
             flat = flat[: m.start()] + " " * (m.end() - m.start()) + flat[m.end() :]
         if "  " in flat or "\n" in flat or "\t" in flat or flat != flat.strip():
             self.spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", flat)]
@@ -546,11 +548,12 @@ class _Segmenter:
             {i for i, (s, _) in enumerate(self.spans) if s in breaks} if breaks else set()
         )
 
-    def emit(self, kind: SegmentKind, lo: int, hi: int) -> None:
-        if lo >= hi:
-            return
-        text = " ".join(self.words[lo:hi])
-        self.out.append(Segment(kind, text, self.spans[lo][0], self.spans[hi - 1][1]))
+
+class _Units:
+    """Runs of words between sentence ends, blank lines, bullets and list items."""
+
+    def __init__(self, w: _Words) -> None:
+        self.words, self.item_starts, self.block_starts = w.words, w.item_starts, w.block_starts
 
     def _next_item(self, i: int, unit: int) -> bool:
         """``words[i]`` numbers an item of a list whose items carry no full stop: "... are
@@ -593,7 +596,7 @@ class _Segmenter:
             )
         )
 
-    def units(self) -> list[tuple[int, int]]:
+    def split(self) -> list[tuple[int, int]]:
         """Runs of words between sentence ends, blank lines, bullets and numbered items."""
         cuts = [0]
         words = self.words
@@ -623,6 +626,22 @@ class _Segmenter:
                 cuts.append(i)
         cuts.append(len(self.words))
         return [(a, b) for a, b in itertools.pairwise(cuts) if a < b]
+
+
+class _Peeler:
+    """Each unit's structure (headings, labels, list markers, captions, table rows, title
+    blocks) peeled off its front, then the prose left, as segments."""
+
+    def __init__(self, w: _Words, cut_start: bool, cut_end: bool) -> None:
+        self.words, self.spans, self.item_starts = w.words, w.spans, w.item_starts
+        self.cut_start, self.cut_end = cut_start, cut_end
+        self.out: list[Segment] = list(w.headers)
+
+    def emit(self, kind: SegmentKind, lo: int, hi: int) -> None:
+        if lo >= hi:
+            return
+        text = " ".join(self.words[lo:hi])
+        self.out.append(Segment(kind, text, self.spans[lo][0], self.spans[hi - 1][1]))
 
     def peel(self, lo: int, hi: int) -> None:
         """Structure off the front of a unit, one piece at a time, then the prose left."""
@@ -701,39 +720,34 @@ class _Segmenter:
         numeric = sum(1 for w in words if _NUMERIC.match(w) or _ALL_CAPS.match(w))
         return "table" if numeric >= 0.4 * len(words) else "debris"
 
-    def run(self) -> list[Segment]:
-        for lo, hi in self.units():
-            self.peel(lo, hi)
-        found = sorted(self.out, key=lambda s: (s.start, s.end))
-        return _with_terms(self._with_items(found))
 
-    def _with_items(self, found: list[Segment]) -> list[Segment]:
-        """A sentence that promises a list ("..., they must meet the following:") joined to
-        the items after it that are no sentence on their own ("Minimum length of 12
-        characters", "Contain both numeric and alphabetic characters"), quoted as the
-        document has them, markers and all. Alone, the promise says nothing and the items are
-        debris: "What are the password requirements under PCI DSS?" got no answer at all."""
-        word_at = [s for s, _ in self.spans]
-        out: list[Segment] = []
-        k = 0
-        while k < len(found):
-            seg, end, n = found[k], found[k].end, len(found[k].text.split())
-            joined = 0
-            if _promise_prose(seg) and seg.text.endswith(":"):
-                for item in found[k + 1 : k + 1 + MAX_LIST_ITEMS]:
-                    first = bisect.bisect_left(word_at, item.start)
-                    n += len(item.text.split())
-                    listed = first in self.item_starts or first - 1 in self.item_starts
-                    if item.kind != "debris" or not listed or n > MAX_LIST_QUOTE_WORDS:
-                        break
-                    joined, end = joined + 1, item.end
-            if joined:  # from the words, which a running header in between is not among
-                lo, hi = bisect.bisect_left(word_at, seg.start), bisect.bisect_left(word_at, end)
-                out.append(Segment("sentence", " ".join(self.words[lo:hi]), seg.start, end))
-            else:
-                out.append(seg)
-            k += joined + 1
-        return out
+def _with_items(found: list[Segment], w: _Words) -> list[Segment]:
+    """A sentence that promises a list ("..., they must meet the following:") joined to
+    the items after it that are no sentence on their own ("Minimum length of 12
+    characters", "Contain both numeric and alphabetic characters"), quoted as the
+    document has them, markers and all. Alone, the promise says nothing and the items are
+    debris: "What are the password requirements under PCI DSS?" got no answer at all."""
+    word_at = [s for s, _ in w.spans]
+    out: list[Segment] = []
+    k = 0
+    while k < len(found):
+        seg, end, n = found[k], found[k].end, len(found[k].text.split())
+        joined = 0
+        if _promise_prose(seg) and seg.text.endswith(":"):
+            for item in found[k + 1 : k + 1 + MAX_LIST_ITEMS]:
+                first = bisect.bisect_left(word_at, item.start)
+                n += len(item.text.split())
+                listed = first in w.item_starts or first - 1 in w.item_starts
+                if item.kind != "debris" or not listed or n > MAX_LIST_QUOTE_WORDS:
+                    break
+                joined, end = joined + 1, item.end
+        if joined:  # from the words, which a running header in between is not among
+            lo, hi = bisect.bisect_left(word_at, seg.start), bisect.bisect_left(word_at, end)
+            out.append(Segment("sentence", " ".join(w.words[lo:hi]), seg.start, end))
+        else:
+            out.append(seg)
+        k += joined + 1
+    return out
 
 
 # A reference manual's entry: the term, then what it does in a sentence without a subject
@@ -835,4 +849,9 @@ def segment(text: str, *, cut_start: bool = False, cut_end: bool = False) -> lis
 @functools.lru_cache(maxsize=512)
 def _segment(text: str, cut_start: bool, cut_end: bool) -> tuple[Segment, ...]:
     # A run's retries see the same passages again: about 1 ms a chunk is worth keeping.
-    return tuple(_Segmenter(text, cut_start, cut_end).run())
+    w = _Words(text)
+    peeler = _Peeler(w, cut_start, cut_end)
+    for lo, hi in _Units(w).split():
+        peeler.peel(lo, hi)
+    found = sorted(peeler.out, key=lambda s: (s.start, s.end))
+    return tuple(_with_terms(_with_items(found, w)))
