@@ -10,6 +10,7 @@ library asked to build a million-row sheet fails that file alone, with a reason.
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import io
 import logging
@@ -207,7 +208,7 @@ def span(noun: str, first: int, last: int) -> str:
 
 
 def within(section: str, detail: str) -> str:
-    return f"{section}, {detail}" if section else detail
+    return f"{section}, {detail}" if section and detail else section or detail
 
 
 @dataclass
@@ -280,3 +281,43 @@ def row_text(cells: Iterable[object]) -> str:
     while values and not values[-1]:
         values.pop()
     return " | ".join(values)
+
+
+def cell_text(value: object) -> str:
+    """A cell as an analyst reads it: 1234.0 as '1234', a date without a midnight time."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time():
+        return value.date().isoformat()
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return "" if value is None else " ".join(str(value).split())
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text.replace(",", "").rstrip("%"))
+    except ValueError:
+        return False
+    return True
+
+
+def looks_like_header(cells: Sequence[str]) -> bool:
+    """A first row of column names: every filled cell is words, not a number, and at least
+    one is filled (a first row of figures is data, and the table has no header)."""
+    filled = [c for c in cells if c]
+    return bool(filled) and not any(_numeric(c) for c in filled)
+
+
+def add_table(
+    blocks: Blocks, where: str, rows: Iterable[tuple[int, Sequence[str]]], number: int | None = None
+) -> None:
+    """A table's numbered rows as blocks: its first filled row is the header when it looks
+    like one, else every row is data."""
+    filled = [(n, cells) for n, cells in rows if any(cells)]
+    if not filled:
+        return
+    first = filled[0][1]
+    header = row_text(first) if looks_like_header(first) else ""
+    body = filled[1:] if header else filled
+    blocks.table(where, header, [(n, row_text(cells)) for n, cells in body], number=number)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ingest import kinds
 from ingest.pipeline import Source
 from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
@@ -20,9 +21,11 @@ st.caption(f"Workspace **{ws.id}** · embeddings: `{ws.embed_model}`")
 
 with st.form("upload", clear_on_submit=True):
     files = st.file_uploader(
-        "Add PDFs, .txt or .md files",
-        type=["pdf", "txt", "md"],
+        "Add PDFs, Word, PowerPoint, Excel, CSV, web pages, EPUB books, e-mails, .txt or .md",
+        type=["pdf", "txt", "md", *(s.lstrip(".") for s in kinds.SUFFIXES)],
         accept_multiple_files=True,
+        help="A citation points at a PDF's page; in the other kinds at the place: heading "
+        "and paragraph, slide, sheet and rows, chapter, or the e-mail (docs/ingest-formats.md).",
     )
     submitted = st.form_submit_button("Ingest", type="primary")
 

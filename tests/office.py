@@ -14,6 +14,8 @@ import pytest
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
+from tests.fake_ollama import FakeOllama
+from tests.ollama_helpers import PLAN, REVIEW_OK, draft, scripted
 from tests.proc import run_module
 from tests.test_hostile_inputs import leftovers
 
@@ -65,9 +67,27 @@ def ingest_all_cleanly(folder: Path, data_dir: Path, minimum: int) -> list[dict]
     return list(out["files"])
 
 
-def cited_places(research: RunService, ws_id: str, question: str) -> list[tuple[str, str]]:
-    """(file, place) of each citation of the offline answer to ``question``."""
-    rec = research.ask(ws_id, question)
+def cited_places(
+    research: RunService,
+    ws_id: str,
+    question: str,
+    fake: FakeOllama | None = None,
+    answer: str = "",
+) -> list[tuple[str, str]]:
+    """(file, place) of each citation of the answer to ``question``: the offline engine's, or
+    with ``fake`` the Ollama engine's, its draft ``answer`` citing the first passage found
+    (the offline engine quotes sentences, and a table's rows are none)."""
+    if fake is None:
+        rec = research.ask(ws_id, question)
+    else:
+        fake.state.default_reply = scripted(
+            {
+                "StrategicPlan": [json.dumps(PLAN)],
+                "Draft": [draft((answer, [1]))],
+                "Review": [json.dumps(REVIEW_OK)],
+            }
+        )
+        rec = research.ask(ws_id, question, engine="ollama")
     return [(str(c.get("filename")), str(c.get("place") or "")) for c in rec.citations]
 
 

@@ -36,3 +36,41 @@ def test_the_cited_words_are_highlighted_and_the_passage_stays_escaped() -> None
     assert shown.startswith("Intro \\[link\\]")
     assert highlighted_text("A :red[b] c.", [])[1] == 0
     assert ":red[" not in highlighted_text("A :red[b] c.", [])[0]
+
+
+def test_the_library_uploader_accepts_every_kind(bench) -> None:
+    from tests.apptest import fresh_app
+
+    bench.create_workspace("demo", "wordllama")
+    at = fresh_app()
+    at.switch_page("pages/library.py").run()
+    assert not at.exception, at.exception
+    (uploader,) = at.get("file_uploader")
+    accepted = set(uploader.proto.type)
+    for suffix in (".pdf", ".docx", ".docm", ".pptx", ".xlsx", ".xlsm", ".csv", ".html", ".epub"):
+        assert suffix in accepted, accepted
+    assert ".eml" in accepted
+
+
+def _place_view_script() -> None:
+    from ui.evidence import place_view
+
+    place_view(
+        {
+            "filename": "survey.docx",
+            "place": "3 Methods › 3.2 Sampling, paragraphs 1–2",
+            "text": "3 Methods › 3.2 Sampling\n\nHouseholds were drawn at random. [x](https://e.vil)",
+        },
+        ("Households were drawn at random.",),
+    )
+
+
+def test_the_source_view_shows_the_place_and_highlights_the_cited_words() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_place_view_script).run()
+    assert not at.exception, at.exception
+    shown = [m.value for m in at.markdown]
+    assert "**survey.docx** — 3 Methods › 3.2 Sampling, paragraphs 1–2" in shown
+    assert any(":orange-background[Households were drawn at random.]" in m for m in shown), shown
+    assert not any("](https" in m for m in shown)
