@@ -81,7 +81,7 @@ class Settings(BaseSettings):
         10.0, gt=0, description="Seconds a page preview may take to render before it is dropped."
     )
     calibrate_workspaces: bool = Field(
-        False,
+        True,
         description="Apply each workspace's confidence map, fitted on its outline questions "
         "after every upload (off: fitted and shown in the inspector, not applied).",
     )

@@ -133,7 +133,8 @@ def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
     points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
     points += [Point(0.01, False, "outline") for _ in range(5)]
     assert CalibrationStore(bench.db).save(plant.id, points, []) is not None
-    # Fitted but not applied while MASIS_CALIBRATE_WORKSPACES is off (the default).
+    # Fitted but not applied while MASIS_CALIBRATE_WORKSPACES is off.
+    monkeypatch.setattr(bench.settings, "calibrate_workspaces", False)
     kept = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
     assert kept.confidence == judged and kept.status == "completed"
     monkeypatch.setattr(bench.settings, "calibrate_workspaces", True)

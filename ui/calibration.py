@@ -113,8 +113,7 @@ def calibration_panel(ws: Workspace) -> None:
     if not workbench().settings.calibrate_workspaces:
         st.caption(
             "Fitted and shown only: MASIS_CALIBRATE_WORKSPACES is off, so answers keep the "
-            "judge's confidence (on the manuals the outline map made held-out questions worse; "
-            "see docs/answers-and-confidence.md)."
+            "judge's confidence."
         )
     report = CalibrationStore(workbench().db).get(ws.id)
     if report is None:
