@@ -166,10 +166,9 @@ def test_document_markup_is_shown_as_text_never_as_links_images_or_markers(bench
 
     research = open_run("pages/research.py", rec.run_id)
     shown = assert_inert(research, cited)
-    # the answer is the one text with our markers in it (the quoted sources have none)
-    (answer,) = [
-        m.value for m in research.markdown if "manual" in m.value and MARKER.search(m.value)
-    ]
+    # the answer is the text with our markers in it, the lead passage and what else is
+    # relevant (the quoted sources have none)
+    answer = " ".join(m.value for m in research.markdown if MARKER.search(m.value))
     assert "\\[revised manual\\]\\(`https://evil.example/x`\\)" in answer
     assert "\\!\\[\\]\\(`https://evil.example/t.gif`\\)" in answer
     assert "\\<img src=x onerror=alert\\(document.cookie\\)\\>" in answer
