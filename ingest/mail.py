@@ -1,6 +1,7 @@
 """E-mail messages (.eml) with the standard library's email package (the modern policy, which
 decodes headers and bodies): the plain-text body, or the HTML one read as a web page, cited
-by sender, date and subject. Attachments are listed in the document's notes."""
+by sender, date and subject. An attachment of a kind the Library reads is handed back to be
+ingested as a document of its own (``ParsedDocument.attachments``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 
-from ingest.kinds import Blocks
-from ingest.parsing import ParsedDocument
+from ingest.kinds import SUFFIXES, Blocks
+from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from ingest.webpage import add_page
 from masis_core.errors import DocumentError
 
@@ -42,6 +43,23 @@ def body_of(message: EmailMessage) -> tuple[str, str]:
     return str(content), part.get_content_subtype()
 
 
+# More than this many attachments in one message is a mass mailing, not a source.
+MAX_ATTACHMENTS = 20
+
+
+def attachments_of(message: EmailMessage) -> list[tuple[str, bytes]]:
+    """The attached files the Library reads (by their names' suffixes), decoded."""
+    found = []
+    for part in message.iter_attachments():
+        name = part.get_filename() or ""
+        if not name.lower().endswith(SUPPORTED_SUFFIXES + SUFFIXES):
+            continue
+        payload = part.get_payload(decode=True)
+        if isinstance(payload, bytes) and payload:
+            found.append((name, payload))
+    return found[:MAX_ATTACHMENTS]
+
+
 def parse(data: bytes) -> ParsedDocument:
     if b"\x00" in data[:8192]:
         raise DocumentError("unreadable: binary content in an e-mail file")
@@ -56,4 +74,6 @@ def parse(data: bytes) -> ParsedDocument:
     else:
         paragraphs = [p for p in content.replace("\r\n", "\n").split("\n\n") if p.strip()]
         blocks.paragraphs(place, list(enumerate(paragraphs, start=1)))
-    return blocks.document()
+    parsed = blocks.document()
+    parsed.attachments = attachments_of(message)
+    return parsed

@@ -88,6 +88,9 @@ class ParsedDocument:
     ocr_errors: dict[int, str] = field(default_factory=dict)  # page: the engine's error
     ocr_skipped: list[int] = field(default_factory=list)  # over MASIS_OCR_MAX_PAGES
     ocr_unavailable: str | None = None  # why pages needing OCR were not read
+    # An e-mail's attached files of a kind the Library reads: (name, bytes), each ingested
+    # as a document of its own after the e-mail (ingest.pipeline).
+    attachments: list[tuple[str, bytes]] = field(default_factory=list)
     # Pages without a usable text layer left for ``read_scans`` in another process
     # (``parse_bytes(..., ocr_later=True)``); ``with_scans`` takes its reading in.
     ocr_pending: list[int] = field(default_factory=list)

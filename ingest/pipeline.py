@@ -17,8 +17,8 @@ from typing import Literal
 
 import numpy as np
 
-from ingest.chunking import Chunk, chunk_pages
 from ingest import kinds
+from ingest.chunking import Chunk, chunk_pages
 from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
@@ -477,7 +477,18 @@ class Ingestor:
             report.error = f"not stored: {reason}"
             return report
         report.chunks = len(chunks)
+        self._attachments(ws, display, parsed.attachments, report)
         return report
+
+    def _attachments(
+        self, ws: Workspace, display: str, files: list[tuple[str, bytes]], report: FileReport
+    ) -> None:
+        """An e-mail's attachments, each ingested as a document of its own, named after the
+        e-mail ('memo.eml › q3.xlsx'); the e-mail's notes say what became of each."""
+        for name, data in files:
+            done = self.ingest_source(ws, Source.of_bytes(f"{display} › {name}", data))
+            why = f" ({done.error})" if done.error else ""
+            report.notes.append(f"attachment {display_name(name)}: {done.status}{why}")
 
     def _store(
         self,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from email.message import EmailMessage
 
 import openpyxl
 import pytest
@@ -224,3 +225,36 @@ def test_a_real_file_is_cited_to_the_place_of_the_answer(
     research = RunService(bench)
     places = cited_places(research, ws.id, question, fake_ollama if answer else None, answer)
     assert any(f == name and p.startswith(place) for f, p in places), places
+
+
+def memo_with_attachments() -> bytes:
+    message = EmailMessage()
+    message["From"] = "Ann Analyst <ann@example.org>"
+    message["To"] = "team@example.org"
+    message["Date"] = "Tue, 03 Mar 2026 10:00:00 +0000"
+    message["Subject"] = "Q3 figures"
+    message.set_content("The quarterly figures are attached.\n\nThe north region grew fastest.")
+    message.add_attachment(
+        revenue_xlsx(),
+        maintype="application",
+        subtype="vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        filename="figures.xlsx",
+    )
+    message.add_attachment(b"\x89PNG\r\n", maintype="image", subtype="png", filename="logo.png")
+    return bytes(message)
+
+
+def test_an_email_is_cited_by_sender_date_and_subject_and_its_attachments_are_documents(
+    bench: Workbench,
+) -> None:
+    ws = bench.create_workspace("mail", "wordllama")
+    report = Ingestor(bench).ingest_bytes(ws, memo_with_attachments(), "memo.eml")
+    assert report.status == "ingested", report.error
+    assert report.notes == ["attachment figures.xlsx: ingested"]
+    names = sorted(d.filename for d in bench.registry.list_documents(ws.id))
+    assert names == ["memo.eml", "memo.eml › figures.xlsx"]
+    parsed = parse_bytes(memo_with_attachments(), "memo.eml")
+    assert parsed.pages[0].place == (
+        "e-mail from Ann Analyst <ann@example.org>, Tue, 03 Mar 2026 10:00:00 +0000, "
+        "“Q3 figures”, paragraphs 1–2"
+    )
