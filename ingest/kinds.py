@@ -181,7 +181,7 @@ def parse_kind(data: bytes, filename: str) -> ParsedDocument:
     if kind in ZIPPED and data[:4] != b"PK\x03\x04":
         raise DocumentError(f"corrupt: '{filename}' is not a {name} (not a zip archive)")
     module = module_for(kind)
-    limit_memory()
+    limit_memory(PARSE_MEMORY_MB)
     try:
         return module.parse(data)  # type: ignore[attr-defined]
     except DocumentError:

@@ -11,10 +11,12 @@ from email.message import EmailMessage
 import openpyxl
 import pytest
 
-from ingest import slides
+from ingest import kinds, slides
 from ingest.chunking import chunk_pages
+from ingest.isolate import PendingParse
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
+from masis_core.errors import DocumentError
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
@@ -258,3 +260,20 @@ def test_an_email_is_cited_by_sender_date_and_subject_and_its_attachments_are_do
         "e-mail from Ann Analyst <ann@example.org>, Tue, 03 Mar 2026 10:00:00 +0000, "
         "“Q3 figures”, paragraphs 1–2"
     )
+
+
+def test_a_parse_past_its_memory_cap_fails_that_file_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The child's address space is capped at what it inherited plus PARSE_MEMORY_MB: a
+    table that needs more fails with the reason, and the parent goes on."""
+    monkeypatch.setattr(kinds, "PARSE_MEMORY_MB", 48)
+    rows = "".join(f"{n},{'x' * 40},{n * 3}\n" for n in range(400_000))
+    pending = PendingParse(("id,name,value\n" + rows).encode(), "big.csv", 120)
+    with pytest.raises(DocumentError) as failure:
+        pending.result()
+    assert str(failure.value) == (
+        "too large: reading the CSV file needed more than 48 MB of memory"
+    )
+    small = PendingParse(b"id,name\n1,pump\n", "small.csv", 120).result()
+    assert small.pages[0].text == "id | name\n1 | pump"
