@@ -22,7 +22,8 @@ from masis_core.workspaces.workbench import Workbench
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m ingest",
-        description="Ingest PDFs, .txt and .md files (or folders of them) into a workspace.",
+        description="Ingest PDFs, Word, PowerPoint, Excel, CSV, HTML, EPUB, e-mail, .txt and .md "
+        "files (or folders of them) into a workspace.",
     )
     parser.add_argument("--workspace", "-w", required=True, help="workspace id (created if new)")
     parser.add_argument(
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     files = expand_paths(args.paths)
     if not files:
-        print("error: no PDF, .txt or .md files under the given paths", file=sys.stderr)
+        print("error: no file of a kind the Library reads under the given paths", file=sys.stderr)
         return 2
     reports = ingest_files(ingestor, ws, files, args.json)
     summary = totals(reports)
