@@ -2,24 +2,14 @@
 
 The answer leads with ONE contiguous passage of one document: 1-4 adjacent sentences in the
 document's own order and words (a page break may fall inside), chosen as the best answer to
-the question as a whole; then at most two more passages from other places ("Also relevant").
-A sentence collage — the best-scoring sentences of several chunks stitched together — had led
-"What function reads a data frame from a text file?" with a sentence on text-file conventions
-and never reached the sentence that answers.
-
-1. Evidence chunks of one document with consecutive ``chunk_index`` (in the chunk id) are
-   joined into one text over their 40-word overlap, so a sentence a boundary cut is read whole
-   from its neighbour; one still cut at the text's edge is dropped.
-2. Each text is segmented with its structure (``masis_core.text.sentences.segment``): only
-   prose sentences are quotable; a heading ends a run of sentences (another topic starts) and
-   is kept as context for the sentences under it; a running header is skipped (a page break).
-3. Every window of 1-4 adjacent quotable sentences is scored as a whole (``window_features``):
-   how much of the question it covers, whether it holds the asked kind (a figure, a date, a
-   name, a command for a how-to question), where the match sits, whether it starts by
-   referring back to a sentence it leaves out, the retrieval rank of its chunk within its
-   source (documents and web results rank apart, so a web passage competes on equal terms),
-   and its length. The weights are fitted on development data by ``bench/fit_passages.py``
-   and stored in ``passage_weights.json``.
+the question as a whole; then at most two short passages from other places ("Also
+relevant"). A sentence collage — the best-scoring sentences of several chunks stitched
+together — had led "What function reads a data frame from a text file?" with a sentence on
+text-file conventions. Neighbouring chunks of a document are joined over their overlap (a
+sentence a boundary cut is read whole), segmented (``masis_core.text.sentences.segment``:
+only prose is quotable), and every window of adjacent sentences is scored as a whole
+(``window_features``) with weights fitted by ``bench/fit_passages.py``
+(``passage_weights.json``).
 """
 
 from __future__ import annotations
@@ -37,7 +27,6 @@ from typing import Any
 from masis_core.answers.judgement import (
     asked_in,
     asked_kind,
-    calendar_date,
     how_to,
     new_code,
     phrase_pairs,
@@ -299,7 +288,6 @@ def window_features(question: str, w: Window, present: set[str], rank: int) -> d
         "dangling": float(w.sentences[0].follows and bool(_CONTINUES.match(w.sentences[0].text))),
         # How little of the question the window's sentences say, on average: filler.
         "thin": 1.0 - sum(own) / len(own),
-        "calendar": float(kind == "date" and calendar_date(w.text, question)),
         "sentences": float(len(w.sentences)),
         "rank": 1.0 / rank,
         "heading": len(present & w.sentences[0].context) / len(present) if present else 0.0,
