@@ -164,6 +164,11 @@ def test_exported_markdown_carries_no_link_image_html_or_fake_marker_from_eviden
     kinds = {t.type for t in tokens}
     assert not kinds & {"link_open", "image", "html_inline", "html_block"}, kinds
     assert "javascript\\:alert\\(1\\)" in md and "evil.example/t.gif" in md  # shown, as text
+    # nor would a GFM renderer (GitHub, Streamlit) link a bare address: each one is code
+    from tests.test_markup import linkable
+
+    assert not linkable(md), linkable(md)
+    assert "`https://evil.example/t.gif`" in md
     answer = md.split("## Answer", 1)[1].split("## Citations", 1)[0]
     assert sorted(re.findall(r"(?<!\\)\[(\d+)\]", answer)) == ["1", "2"]
     assert "［99］" in answer and answer.count("［2］") == 2
