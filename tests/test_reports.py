@@ -172,3 +172,16 @@ def test_exported_markdown_carries_no_link_image_html_or_fake_marker_from_eviden
     answer = md.split("## Answer", 1)[1].split("## Citations", 1)[0]
     assert sorted(re.findall(r"(?<!\\)\[(\d+)\]", answer)) == ["1", "2"]
     assert "［99］" in answer and answer.count("［2］") == 2
+
+
+def test_tables_show_names_and_questions_without_bidi_controls() -> None:
+    """A table cell shows text as it is: "invoice\u202efdp.exe" would read "invoiceexe.pdf"."""
+    from masis_core.services.inspection import batch_table
+    from masis_core.services.jobs import FileProgress
+
+    bidi = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    files = batch_table([FileProgress("invoice\u202efdp.exe\u2066.txt")])
+    assert list(files["file"]) == ["invoicefdp.exe.txt"]
+    runs = run_table([record(question="Pay \u202eit\u2069 now?")])
+    assert list(runs["question"]) == ["Pay it now?"]
+    assert not bidi & set("".join(map(str, [*files.to_numpy().ravel(), *runs.to_numpy().ravel()])))

@@ -192,14 +192,14 @@ def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
         r = f.report
         rows.append(
             {
-                "file": r.file if r else f.name,
+                "file": plain(r.file if r else f.name),
                 "status": r.status if r else f.stage,
                 "pages": r.pages if r else 0,
                 "chunks": r.chunks if r else 0,
                 "pages OCRed": len(r.ocr_pages) if r else 0,
                 "pages without text": len(r.empty_pages) if r else 0,
-                "error": r.error if r else None,
-                "notes": "; ".join(r.notes) if r else "",
+                "error": plain(r.error) if r and r.error else None,
+                "notes": plain("; ".join(r.notes)) if r else "",
             }
         )
     return pd.DataFrame(rows, columns=BATCH_COLUMNS)
