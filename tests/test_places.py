@@ -74,3 +74,15 @@ def test_the_source_view_shows_the_place_and_highlights_the_cited_words() -> Non
     assert "**survey.docx** — 3 Methods › 3.2 Sampling, paragraphs 1–2" in shown
     assert any(":orange-background[Households were drawn at random.]" in m for m in shown), shown
     assert not any("](https" in m for m in shown)
+
+
+def test_a_conflicting_source_shows_its_place_or_its_page() -> None:
+    from masis_core.answers.judgement import source_ref
+    from ui.views import source_place
+
+    ref = source_ref(
+        {"doc_id": "d", "filename": "q3.xlsx", "page_start": 2, "place": "Revenue, rows 14–27"},
+        "Q3 2023 | 3923",
+    )
+    assert source_place(ref) == "Revenue, rows 14–27"
+    assert source_place({"page": 4, "place": ""}) == "page 4"

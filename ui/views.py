@@ -221,6 +221,11 @@ def verdict(rec: RunRecord) -> None:
     right.caption("Is this answer right? Your verdict is kept with the run and exported.")
 
 
+def source_place(s: dict[str, Any]) -> str:
+    """A conflicting source's page, or its place in a document without pages, as Markdown."""
+    return untrusted(s["place"]) if s.get("place") else f"page {untrusted(s.get('page'))}"
+
+
 def _conflicts(details: dict[str, Any]) -> dict[str, str]:
     """Draw each conflict's sources side by side; return the choosable doc ids with labels."""
     choices: dict[str, str] = {}
@@ -229,12 +234,12 @@ def _conflicts(details: dict[str, Any]) -> dict[str, str]:
         st.markdown(f"**{untrusted(reason)}** — about *{untrusted(topic)}*")
         sources = conflict.get("sources") or []
         for col, s in zip(st.columns(max(1, len(sources))), sources, strict=False):
-            name, page = untrusted(s.get("filename")), untrusted(s.get("page"))
+            name, where = untrusted(s.get("filename")), source_place(s)
             with col.container(border=True):
-                st.markdown(f"**{name}**, page {page}")
+                st.markdown(f"**{name}**, {where}")
                 st.markdown(quote_block(s.get("text") or ""))
             # Radio options render Markdown too.
-            choices.setdefault(s["doc_id"], f"{name} (page {page})")
+            choices.setdefault(s["doc_id"], f"{name} ({where})")
     return choices
 
 

@@ -904,6 +904,7 @@ def source_ref(ev: Evidence, text: str) -> dict[str, Any]:
         "doc_id": ev.get("doc_id") or ev.get("url", ""),
         "filename": ev.get("filename") or ev.get("url", ""),
         "page": ev.get("page_start"),
+        "place": ev.get("place") or "",
         "chunk_id": ev.get("chunk_id"),
         "text": text,
     }

@@ -185,7 +185,11 @@ def _appendix(
             w.text(f"Cited: “{shown(sentence)}”", size=9, line=4.5)
         shot = pages.get(c["n"])
         if shot is None:
-            w.text("No page image: a web page, a text note, or the original is gone.", 9)
+            w.text(
+                "No page image: a web page, a text note, a document without pages (cited to "
+                "the place above), or the original is gone.",
+                9,
+            )
             w.text(shown(c.get("text")), size=8.5, line=4)
             continue
         if not shot.located:
