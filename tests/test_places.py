@@ -86,3 +86,30 @@ def test_a_conflicting_source_shows_its_place_or_its_page() -> None:
     )
     assert source_place(ref) == "Revenue, rows 14–27"
     assert source_place({"page": 4, "place": ""}) == "page 4"
+
+
+def test_a_word_citation_on_the_research_page_shows_its_place_highlighted(bench) -> None:
+    """The whole way: a Word report ingested, asked offline on the research page; the
+    citation names the heading path, and "Show the place" draws the passage with the cited
+    sentence highlighted, and no page image."""
+    from ingest.pipeline import Ingestor
+    from tests.apptest import fresh_app, settle
+    from tests.test_word import report_docx
+
+    ws = bench.create_workspace("reports", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, report_docx(), "survey.docx").status == "ingested"
+    at = fresh_app().run()
+    at.switch_page("pages/research.py").run()
+    at.text_area[0].input("How were the households sampled from the electoral roll?")
+    at.button(key="FormSubmitter:ask-Ask").click().run()
+    at = settle(at)
+    source = next(e for e in at.main.expander if e.label.startswith("[1]"))
+    assert "survey.docx, Field survey of rural water supply › 3 Methods › 3.2 Sampling" in (
+        source.label
+    )
+    at.toggle(key=f"page-{at.query_params['run']}-1").set_value(True).run()
+    assert not at.exception, at.exception
+    assert not at.get("image")
+    shown = " ".join(m.value for m in at.markdown)
+    highlighted = shown.split(":orange-background[", 1)[1].split("]", 1)[0]
+    assert "Households were drawn from the electoral roll by stratified random" in highlighted
