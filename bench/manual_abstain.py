@@ -13,8 +13,8 @@ names the manual whose topic it is about, which does not hold what is asked) sho
 review (abstain). The answerable ones name the page that answers them (``gold_page``: the
 answer is right when it cites it); the how-to sets were written as a user asks, without the
 page at hand, and name what a right answer contains (``answer_terms``, regular expressions:
-"read\\.fwf", "dpkg -S"). Calibration pairs each run's confidence with whether its answer
-was right.
+"read\\.fwf", "dpkg -S"). Calibration pairs each run's confidence with whether its lead
+answers (``answer_quality.lead_answers``), what the confidence is the probability of.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.answer_quality import cited_hit
+from bench.answer_quality import cited_hit, lead_answers
 from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
 from masis_core.answers.judgement import reliability
@@ -71,6 +71,7 @@ def ask_all(researcher: RunService, ws_id: str, questions: list[dict[str, Any]])
                 "got": classify(rec),
                 "confidence": rec.confidence,
                 "right": right(q, rec.answer or "", rec.citations or []),
+                "lead_right": lead_answers(q, rec.answer or "", rec.citations or []),
                 "review": (rec.hitl or {}).get("kind"),
             }
         )
@@ -91,15 +92,19 @@ def measure(pdfs: Path, files: dict[str, Path], data_dir: Path) -> dict[str, Any
             "abstained": round(abstained / len(rows), 3) if rows else None,
             "answered": round(len(answered) / len(rows), 3) if rows else None,
             "right": round(sum(r["right"] for r in rows) / len(rows), 3) if rows else None,
+            "lead_right": (
+                round(sum(r["lead_right"] for r in rows) / len(rows), 3) if rows else None
+            ),
             "right_when_answered": (
                 round(sum(r["right"] for r in answered) / len(answered), 3) if answered else None
             ),
             "rows": rows,
         }
     # Does the confidence mean on real manuals what it means on the development cases? Each
-    # run's confidence against whether its answer was right (never, for the unanswerable).
+    # run's confidence against whether its lead answers (``answer_quality.lead_answers``: the
+    # confidence is the probability that it does; never, for the unanswerable).
     judged = [
-        (float(r["confidence"]), bool(r["right"]), r["got"] == "answer")
+        (float(r["confidence"]), bool(r["lead_right"]), r["got"] == "answer")
         for part in report.values()
         for r in part["rows"]
         if r["confidence"] is not None
