@@ -2,7 +2,8 @@
 
 A citation points at the heading path and the paragraph within its section ("3 Methods ›
 3.2 Sampling, paragraph 4"); a table is cut into blocks of rows, each with the table's first
-row as its header ("3 Methods, table 1, rows 2–9").
+row as its header ("3 Methods, table 1, rows 2–9"); footnotes come last, by their numbers
+("footnotes, footnote 3").
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import re
 import zipfile
 
 import docx
+from docx.document import Document as DocxDocument
+from docx.opc.constants import RELATIONSHIP_TYPE
+from docx.oxml import parse_xml
+from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
@@ -107,6 +112,22 @@ class _Sections:
         self.paragraphs = []
 
 
+def footnotes(document: DocxDocument) -> list[tuple[int, str]]:
+    """The footnotes' numbers and texts. python-docx has no footnote API: the part is read
+    with its XML parser (entities never resolved); ids below 1 are the separator lines."""
+    for rel in document.part.rels.values():
+        if rel.reltype == RELATIONSHIP_TYPE.FOOTNOTES and not rel.is_external:
+            root = parse_xml(rel.target_part.blob)
+            notes = []
+            for note in root.iter(qn("w:footnote")):
+                number = int(note.get(qn("w:id"), "0"))
+                text = " ".join("".join(t.text or "" for t in note.iter(qn("w:t"))).split())
+                if number > 0 and text:
+                    notes.append((number, text))
+            return notes
+    return []
+
+
 def parse(data: bytes) -> ParsedDocument:
     archive = open_zip(data, "word")
     try:
@@ -128,4 +149,5 @@ def parse(data: bytes) -> ParsedDocument:
         else:
             sections.heading(level, text)
     sections.flush()
+    blocks.paragraphs("footnotes", footnotes(document), noun="footnote")
     return blocks.document()

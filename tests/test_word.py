@@ -163,3 +163,43 @@ def test_a_real_word_file_is_cited_to_its_paragraphs(bench: Workbench) -> None:
     assert Ingestor(bench).ingest_path(ws, office_corpus("docx") / name).status == "ingested"
     question = "Which page is the first page of the second section?"
     assert (name, "paragraphs 1–5") in cited_places(RunService(bench), ws.id, question)
+
+
+FOOTNOTES = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<w:footnotes xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+    b'<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+    b'<w:footnote w:id="1"><w:p><w:r><w:t>The electoral roll of 2019, the latest</w:t></w:r>'
+    b'<w:r><w:t xml:space="preserve"> published.</w:t></w:r></w:p></w:footnote>'
+    b"</w:footnotes>"
+)
+
+
+def with_footnotes(data: bytes) -> bytes:
+    """The report with a footnotes part as Word writes it: the part, its relationship from
+    the document and its content type (python-docx can read but not write footnotes)."""
+    rels = docx_part(data, "word/_rels/document.xml.rels").replace(
+        b"</Relationships>",
+        b'<Relationship Id="rIdFn" Target="footnotes.xml" Type="http://schemas.openxmlformats'
+        b'.org/officeDocument/2006/relationships/footnotes"/></Relationships>',
+    )
+    types = docx_part(data, "[Content_Types].xml").replace(
+        b"</Types>",
+        b'<Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-'
+        b'officedocument.wordprocessingml.footnotes+xml"/></Types>',
+    )
+    return rezip(
+        data,
+        {
+            "word/footnotes.xml": FOOTNOTES,
+            "word/_rels/document.xml.rels": rels,
+            "[Content_Types].xml": types,
+        },
+    )
+
+
+def test_footnotes_are_read_and_cited_by_their_number() -> None:
+    parsed = parse_bytes(with_footnotes(report_docx()), "survey.docx")
+    last = parsed.pages[-1]
+    assert last.place == "footnotes, footnote 1"
+    assert last.text == "footnotes\n\nThe electoral roll of 2019, the latest published."
