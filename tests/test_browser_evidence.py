@@ -100,7 +100,10 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
     boxes = word_boxes(FIXTURE, shown_page, first_words, image.width)
     assert boxes
     shares = [highlighted_share(image, box) for box in boxes]
-    assert min(shares) > 0.8, ("the cited words sit on the highlight colour", shares)
+    # Each character's paper on the highlight colour: a small letter of the served (re-encoded)
+    # image keeps some blended edge pixels ('s' of "this": 0.80), the mean stays near 1.
+    assert min(shares) > 0.7, ("the cited words sit on the highlight colour", shares)
+    assert sum(shares) / len(shares) > 0.9, ("the cited words sit on the highlight colour", shares)
     assert highlighted_share(image, (0, 0, 40, 40)) == 0  # the margin is not painted
 
     citation = page.get_by_test_id("stExpander").filter(has=figure).first
