@@ -973,7 +973,10 @@ def judge(
     llm_confidence: float | None = None,
     params: dict[str, Any] | None = None,
 ) -> Judgement:
-    """Features, the three probabilities, and the conflict to show when it is a dispute."""
+    """Features, the three probabilities, and the conflict to show when it is a dispute.
+
+    ``.confidence`` is the probability, in [0, 1], that the answer's lead passage
+    (``lead_of``) answers the question; a recalibration wraps this one number."""
     p = params or load_params()
     feats = features(question, answer, evidence)
     probs = probabilities(feats, p) if answer else {"answer": 0.0, "abstain": 1.0, "dispute": 0.0}
