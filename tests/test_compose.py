@@ -758,3 +758,14 @@ def test_a_web_result_that_answers_leads_and_is_cited() -> None:
     result = check(render_answer(parts), evidence)
     assert result["citations"][0]["url"] == "https://example.org/debian-releases"
     assert result["answer"].startswith("The Debian project plans a stable release cycle")
+
+
+def test_a_sentence_ending_on_its_own_figure_is_quoted() -> None:
+    # A service log's record ends on a figure, not on a list's next item number: it is the
+    # answer (a thousand such records in tests/test_limits.py).
+    evidence = [
+        note("r815", "Record 815: unit U0815 was serviced in week 35 by team 3.", 0.6),
+        note("r816", "Record 816: unit U0816 was serviced in week 36 by team 4.", 0.5),
+    ]
+    parts = compose("When was unit U0815 serviced?", evidence)
+    assert parts and parts[0]["text"] == "Record 815: unit U0815 was serviced in week 35 by team 3."
