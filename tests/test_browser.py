@@ -156,10 +156,15 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     idle(page)
     page.get_by_role("button", name="Rewrite as a standalone question").click()
     rewritten = page.get_by_role("textbox", name=re.compile("Standalone follow-up"))
-    expect(rewritten).to_have_value("How is USB UPS use bound to the device?")
+    # The previous question names several things, so "it" is left as typed and the
+    # question it follows goes with it (never "How is USB UPS use bound ...").
+    expect(rewritten).to_have_value(
+        "How is it bound to the device? (Follow-up to: Which driver should a USB UPS use on "
+        "Solaris with NUT?)"
+    )
     page.get_by_role("button", name="Ask this follow-up").click()
     expect(page.get_by_text(re.compile(r"Follow-up 1 in thread"))).to_be_visible()
-    expect(page.get_by_role("heading", name="How is USB UPS use bound")).to_be_visible()
+    expect(page.get_by_role("heading", name="How is it bound to the device?")).to_be_visible()
 
     # After a run: every page, in several orders.
     walk(page, [["Inspector", "Runs", "Library", "Research"], ["Runs", "Research", "Inspector"]])
