@@ -1,7 +1,8 @@
 """MASIS Workbench entry point: ``streamlit run app.py``.
 
-The router only; each page draws the shared sidebar itself (``ui.sidebar``), which
-keeps pages testable one by one with ``AppTest``.
+The router only: it names the pages and their addresses and draws the navigation; each page
+draws the shared sidebar itself (``ui.sidebar``), which keeps pages testable one by one with
+``AppTest``.
 """
 
 from __future__ import annotations
@@ -10,21 +11,37 @@ import logging
 
 import streamlit as st
 
-from ui.sidebar import routed
+from ui.sidebar import navigation_links, routed
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+# fpdf2 subsets the export's font with fontTools, which logs each table it touches at INFO:
+# 266 of 273 server log lines after a few PDF exports.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 st.set_page_config(page_title="MASIS Workbench", page_icon="🔎", layout="wide")
 
+# Every page has an address of its own (/library, /research, /inspector, /runs).
+LIBRARY = st.Page("pages/library.py", title="Library", icon="📚", url_path="library")
+PAGES = [
+    LIBRARY,
+    st.Page("pages/research.py", title="Research", icon="🔎", url_path="research"),
+    st.Page("pages/inspector.py", title="Inspector", icon="📊", url_path="inspector"),
+    st.Page("pages/runs.py", title="Runs", icon="🗂️", url_path="runs"),
+]
+
+
+def _root() -> None:
+    """The root address opens the Library at its own address, with the same query."""
+    st.switch_page(LIBRARY, query_params=st.query_params.to_dict())
+
+
+# Streamlit's own menu stays hidden (here and, for the file names of pages/, in
+# .streamlit/config.toml: client.showSidebarNavigation); the sidebar draws ours.
 navigation = st.navigation(
-    [
-        st.Page("pages/library.py", title="Library", icon="📚", default=True),
-        st.Page("pages/research.py", title="Research", icon="🔎"),
-        st.Page("pages/inspector.py", title="Inspector", icon="📊"),
-        st.Page("pages/runs.py", title="Runs", icon="🗂️"),
-    ]
+    [st.Page(_root, title="Library", url_path="home", default=True), *PAGES], position="hidden"
 )
 routed()
+navigation_links(PAGES)
 try:
     navigation.run()
 except Exception as exc:  # Streamlit's own stop/rerun signals are BaseExceptions and pass

@@ -21,7 +21,7 @@ from ui import charts
 from ui.calibration import calibration_panel
 from ui.evaluation import evaluation_panel
 from ui.resources import run_service
-from ui.sidebar import workspace_or_stop
+from ui.sidebar import run_picker, workspace_or_stop
 
 ws = workspace_or_stop("📊 Retrieval inspector")
 runs = run_service().runs(ws.id)
@@ -37,17 +37,12 @@ with runs_tab:
         st.info("No runs in this workspace yet: ask a question on the Research page.")
         st.stop()
 
-    by_id = {r.run_id: r for r in runs}
-    wanted = st.query_params.get("run")
-    rec_id = st.selectbox(
+    rec = run_picker(
         "Run",
-        list(by_id),
-        index=list(by_id).index(wanted) if wanted in by_id else 0,
-        format_func=lambda i: (
-            f"{by_id[i].created_at} · {by_id[i].status} · {plain(by_id[i].question[:80])}"
-        ),
+        runs,
+        "inspector-run",
+        lambda r: f"{r.created_at} · {r.status} · {plain(r.question[:80])}",
     )
-    rec = by_id[rec_id]
 
     st.subheader("This run")
     summary = pass_summary(rec)

@@ -8,15 +8,16 @@ from ingest import kinds
 from ingest.pipeline import Source
 from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
+from ui.documents import document_list
 from ui.follow import batch_boxes, follow_batch
-from ui.resources import jobs, workbench
+from ui.resources import jobs
 from ui.sidebar import workspace_or_stop
 
 # The batch this browser session started last; the job itself lives in the server process.
 BATCH = "ingest_job"
 
 ws = workspace_or_stop("📚 Library")
-bench, workers = workbench(), jobs()
+workers = jobs()
 st.caption(f"Workspace **{ws.id}** · embeddings: `{ws.embed_model}`")
 
 with st.form("upload", clear_on_submit=True):
@@ -49,15 +50,4 @@ elif job is not None:
     st.dataframe(batch_table(job.files), hide_index=True, width="stretch")
 
 st.subheader("Documents")
-docs = bench.documents(ws.id)
-if not docs:
-    st.info("No documents yet.")
-for doc in docs:
-    cols = st.columns([6, 1, 1, 1])
-    ocr = f" · OCR: {len(doc.ocr_pages)} of {doc.pages} pages" if doc.ocr_pages else ""
-    cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`{ocr}")
-    cols[1].metric("pages", doc.pages)
-    cols[2].metric("chunks", doc.chunks)
-    if cols[3].button("Delete", key=f"del-{doc.doc_id}"):
-        bench.delete_document(ws.id, doc.doc_id)
-        st.rerun()
+document_list(ws)

@@ -18,6 +18,7 @@ from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, run_service, workbench
 from ui.sidebar import workspace_or_stop
 from ui.views import (
+    is_final,
     question_heading,
     render_answer,
     render_trace,
@@ -127,7 +128,7 @@ if rec is not None:
             if submitted is not None:
                 start_resume(rec, submitted)
         render_answer(rec, ws)
-        follow_up_run = ask_follow_up(rec, options) if rec.answer else None
+        follow_up_run = ask_follow_up(rec, options) if rec.answer and is_final(rec) else None
         if follow_up_run is not None:
             show(follow_up_run)
             st.rerun()

@@ -18,21 +18,19 @@ from masis_core.text.markup import plain
 from ui.evidence import report_pdf
 from ui.followup import thread_caption
 from ui.resources import run_service
-from ui.sidebar import workspace_runs_or_stop
+from ui.sidebar import run_picker, workspace_runs_or_stop
 from ui.views import question_heading, render_answer, render_trace, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
 
 st.dataframe(run_table(runs), hide_index=True, width="stretch")
 
-by_id = {r.run_id: r for r in runs}
-rec = by_id[
-    st.selectbox(
-        "Open a run",
-        list(by_id),
-        format_func=lambda i: f"{i} · {by_id[i].status} · {plain(by_id[i].question[:80])}",
-    )
-]
+rec = run_picker(
+    "Open a run",
+    runs,
+    "runs-open",
+    lambda r: f"{r.run_id} · {r.status} · {plain(r.question[:80])}",
+)
 left, mid, right = st.columns(3)
 left.download_button(
     "Export as Markdown",

@@ -38,6 +38,8 @@ class FakeOllamaState:
     default_reply: str = "{}"
     # Set to make every request hang until released (a slow server).
     hang: threading.Event | None = None
+    # An /api/embed request with a text holding one of these words waits for its event.
+    embed_gates: dict[str, threading.Event] = field(default_factory=dict)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def has(self, model: str) -> bool:
@@ -89,6 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/api/embed":
             inputs = body.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            for word, gate in self.state.embed_gates.items():
+                if any(word in str(t) for t in inputs):
+                    gate.wait(timeout=300)
             self._send(
                 200,
                 {"model": model, "embeddings": [fake_vector(t, self.state.dim) for t in inputs]},

@@ -104,6 +104,7 @@ def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, benc
     assert set(docs) == {"pump.pdf", "notes.md"}
 
     at.button(key=f"del-{docs['pump.pdf'].doc_id}").click().run()
+    at.button(key=f"del-yes-{docs['pump.pdf'].doc_id}").click().run()  # asked once
     assert [d.filename for d in bench.documents("demo")] == ["notes.md"]
     assert bench.store.count("wordllama", "demo") == docs["notes.md"].chunks
 
@@ -260,3 +261,115 @@ def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, ben
     figures = [c.proto.spec for c in at.get("plotly_chart")]
     assert any("Confidence vs your verdicts" in f for f in figures)
     assert "- Analyst's verdict: right" in run_markdown(RunService(bench).get(run_id))
+
+
+# -- issue 29: delete, drafts, long questions, colours -----------------------------------------
+def test_delete_asks_once_says_what_went_and_its_pages_are_gone(app: AppTest, plant, bench):
+    """Delete asks first; confirmed, it names what it removed; a past run that cited the
+    document no longer draws its page (the page was drawn, and cached, before)."""
+    at = ask(app.run(), "How often must the hydraulic pump be inspected?")
+    run_id = at.query_params["run"]
+    at.toggle(key=f"page-{run_id}-1").set_value(True).run()
+    assert at.get("image"), "the cited page is drawn before the delete"
+    (doc,) = bench.documents(plant.id)
+
+    at.switch_page("pages/library.py").run()
+    at.button(key=f"del-{doc.doc_id}").click().run()
+    assert not at.exception
+    assert [d.doc_id for d in bench.documents(plant.id)] == [doc.doc_id], "one click deletes"
+    assert any("plant.pdf" in w.value for w in at.warning), "the question names the file"
+    at.button(key=f"del-no-{doc.doc_id}").click().run()  # changed my mind
+    assert [d.doc_id for d in bench.documents(plant.id)] == [doc.doc_id]
+    assert not [b for b in at.button if (b.key or "").startswith("del-yes-")]
+
+    at.button(key=f"del-{doc.doc_id}").click().run()
+    at.button(key=f"del-yes-{doc.doc_id}").click().run()
+    assert not at.exception
+    assert bench.documents(plant.id) == []
+    (said,) = at.success
+    assert "plant.pdf" in said.value and plant.id in said.value
+
+    for page in ("pages/runs.py", "pages/research.py"):
+        at.switch_page(page).run()
+        if page.endswith("research.py"):
+            at.query_params["run"] = run_id
+            at.run()
+        at.toggle(key=f"page-{run_id}-1").set_value(True).run()
+        assert not at.exception
+        assert not at.get("image"), f"{page} drew a deleted document's page"
+        assert any("deleted" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_deleting_a_workspace_asks_first_and_says_what_went(app: AppTest, plant, bench):
+    RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    bench.create_workspace("other", "wordllama")
+    at = app.run()
+    at.sidebar.selectbox(key="workspace_id").set_value("plant").run()
+    at.sidebar.button(key="ws-delete").click().run()
+    assert {w.id for w in bench.workspaces()} == {"other", "plant"}, "one click deletes"
+    at.sidebar.button(key="ws-delete-yes").click().run()
+    assert not at.exception
+    assert [w.id for w in bench.workspaces()] == ["other"]
+    said = " ".join(s.value for s in at.success)
+    assert "plant" in said and "1 document" in said and "1 run" in said
+    assert at.sidebar.selectbox[0].value == "other"
+
+
+def test_a_paused_runs_draft_is_a_draft_without_verdict_or_follow_up(app: AppTest, bench):
+    ws = bench.create_workspace("finance", "wordllama")
+    ingestor = Ingestor(bench)
+    ingestor.ingest_bytes(ws, REVENUE_A.encode(), "annual-report.txt")
+    ingestor.ingest_bytes(ws, REVENUE_B.encode(), "press-summary.txt")
+    at = ask(app.run(), "What total revenue did Northwind Traders report for 2023?")
+    run_id = at.query_params["run"]
+    assert RunService(bench).get(run_id).answer, "the paused run has a draft"
+    for page in ("research", "runs"):
+        if page == "runs":
+            at.switch_page("pages/runs.py").run()
+        headings = [h.value for h in at.subheader]
+        assert "Answer" not in headings, (page, headings)
+        assert any("Draft answer" in h and "awaiting your review" in h for h in headings)
+        assert not at.feedback, f"{page}: thumbs under a draft"
+        assert not [t for t in at.text_input if t.label == "Your follow-up"], page
+        assert any("42 million" in m.value for m in at.markdown)  # the draft is still shown
+
+
+def test_a_long_question_is_shown_capped(app: AppTest, plant) -> None:
+    question = ("How often must the hydraulic pump be inspected? " * 300)[:10_000].strip()
+    at = ask(app.run(), question)
+    for page in ("research", "runs"):
+        if page == "runs":
+            at.switch_page("pages/runs.py").run()
+        (heading,) = [m.value for m in at.markdown if m.value.startswith("#### ")]
+        assert len(heading) <= 400, f"{page}: a {len(heading):,}-character heading"
+        assert "How often must the hydraulic pump be inspected?" in heading
+        assert any("10,000 characters" in e.label for e in at.expander), page
+
+
+def _trace_colours(spec: str) -> list[tuple[str, str]]:
+    import json
+
+    figure = json.loads(spec)
+    return [
+        (str(t.get("name") or ""), t["marker"]["color"])
+        for t in figure["data"]
+        if isinstance(t.get("marker", {}).get("color"), str)
+    ]
+
+
+def test_inspector_colours_mean_one_state_each(app: AppTest, plant, bench) -> None:
+    research = RunService(bench)
+    research.ask(plant.id, "How often must the hydraulic pump be inspected?")
+    research.ask(plant.id, OFF_TOPIC)
+    research.ask(plant.id, "How often must the hydraulic pump be inspected?")
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    meanings: dict[str, set[str]] = {}
+    colours: dict[str, set[str]] = {}
+    for chart in at.get("plotly_chart"):
+        for name, colour in _trace_colours(chart.proto.spec):
+            meanings.setdefault(colour.lower(), set()).add(name)
+            colours.setdefault(name, set()).add(colour.lower())
+    assert "kept" in colours, colours
+    assert {c: m for c, m in meanings.items() if len(m) > 1} == {}, "a colour, two meanings"
+    assert {n: c for n, c in colours.items() if len(c) > 1} == {}, "a state, two colours"

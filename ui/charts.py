@@ -6,12 +6,27 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+# One meaning per colour on every Inspector chart: these four are what happened to a
+# candidate passage (green kept, blue kept by keyword, red below threshold, amber low quality),
+# and no other chart uses them for anything else. The per-pass counts used Plotly's default
+# sequence, where green meant "low quality" beside a histogram where it meant "kept".
 OUTCOME_COLORS = {
     "kept": "#2e7d32",
     "kept by keyword match": "#1565c0",
     "below threshold": "#c62828",
     "low content quality": "#f9a825",
 }
+# The per-pass counts' columns, named and coloured as the histogram's outcomes.
+PASS_OUTCOMES = {
+    "kept": "kept",
+    "filtered_out": "below threshold",
+    "low_quality": "low content quality",
+}
+# Charts whose bars are not outcomes: a neutral grey (time), and the analyst's verdicts.
+NEUTRAL = "#78909c"
+VERDICT = "#1f4e79"
+# Retrieval modes in the evaluation history: none of the outcome colours.
+MODE_COLORS = {"hybrid": "#6a1b9a", "dense": "#00838f", "bm25": "#8d6e63"}
 
 
 def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -> go.Figure:
@@ -39,10 +54,18 @@ def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -
 
 
 def pass_counts(summary: pd.DataFrame) -> go.Figure:
-    long = summary.melt(
-        id_vars="pass", value_vars=["kept", "filtered_out", "low_quality"], var_name="outcome"
+    long = summary.rename(columns=PASS_OUTCOMES).melt(
+        id_vars="pass", value_vars=list(PASS_OUTCOMES.values()), var_name="outcome"
     )
-    fig = px.bar(long, x="pass", y="value", color="outcome", barmode="group", title="Per pass")
+    fig = px.bar(
+        long,
+        x="pass",
+        y="value",
+        color="outcome",
+        barmode="group",
+        title="Per pass",
+        color_discrete_map=OUTCOME_COLORS,
+    )
     fig.update_layout(height=300, margin={"t": 50, "b": 30}, xaxis={"dtick": 1}, yaxis_title="")
     return fig
 
@@ -55,6 +78,7 @@ def latency(steps: pd.DataFrame) -> go.Figure:
         y="node",
         orientation="h",
         title="Time per node (ms, all passes)",
+        color_discrete_sequence=[NEUTRAL],
     )
     fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis_title="")
     return fig
@@ -72,11 +96,17 @@ def reliability(bins: pd.DataFrame, ece: float, title: str | None = None) -> go.
             text=bins["count"].tolist(),
             textposition="outside",
             name="right",
-            marker_color="#1f4e79",
+            marker_color=VERDICT,
         )
     )
     fig.add_trace(
-        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="calibrated", line={"dash": "dash"})
+        go.Scatter(
+            x=[0, 1],
+            y=[0, 1],
+            mode="lines",
+            name="calibrated",
+            line={"dash": "dash", "color": NEUTRAL},
+        )
     )
     fig.update_layout(
         title=title or f"Confidence vs your verdicts (expected calibration error {ece:.3f})",
@@ -93,7 +123,8 @@ def rank_distribution(ranks: list[int | None], k: int, title: str) -> go.Figure:
     labels = [str(r) for r in range(1, k + 1)] + [f"not in top {k}"]
     counts = [sum(1 for x in ranks if x == r) for r in range(1, k + 1)]
     counts.append(sum(1 for x in ranks if x is None))
-    colors = ["#2e7d32"] * k + ["#c62828"]
+    # Found (kept) green, missed (below threshold) red: the outcomes' own colours.
+    colors = [OUTCOME_COLORS["kept"]] * k + [OUTCOME_COLORS["below threshold"]]
     fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colors, text=counts))
     fig.update_layout(
         title=title,
@@ -114,6 +145,7 @@ def evaluation_history(history: pd.DataFrame, metric: str) -> go.Figure:
         color="mode",
         markers=True,
         title=f"{metric} per evaluation",
+        color_discrete_map=MODE_COLORS,
     )
     fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis={"range": [0, 1.05]})
     return fig

@@ -22,7 +22,7 @@ from masis_core.services.report_pdf import PageShot, run_pdf
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
-from ui.resources import highlighted_page
+from ui.resources import document_present, highlighted_page
 
 ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
 SHORT_LABEL = 90
@@ -112,12 +112,21 @@ def place_view(c: dict[str, Any], cited: tuple[str, ...]) -> None:
         st.markdown(shown)
 
 
-def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str) -> None:
+def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str, workspace_id: str) -> None:
     """The cited page with the cited sentences highlighted (the rest of the passage tinted),
     on the page of a two-page passage that holds them, with a zoom; where there is no page
     to draw, say why and show the words."""
     if c.get("url"):
         _no_page(c, cited, "A web source has no page to draw; the cited words:")
+        return
+    if not document_present(workspace_id, str(c["doc_id"])):
+        # Asked before the (cached) drawing: a deleted document's page is never shown again.
+        _no_page(
+            c,
+            cited,
+            "This document was deleted from the workspace, so its page is not shown. "
+            "The cited words, as the run recorded them:",
+        )
         return
     if c.get("place"):
         place_view(c, cited)
@@ -166,7 +175,8 @@ def report_pdf(rec: RunRecord) -> bytes:
     shots: dict[int, PageShot | None] = {}
     for c in rec.citations:
         shot = None
-        if c.get("doc_id") and not c.get("url") and not c.get("place"):  # a PDF page
+        present = bool(c.get("doc_id")) and document_present(rec.workspace_id, str(c["doc_id"]))
+        if present and not c.get("url") and not c.get("place"):  # a PDF page
             first = int(c.get("page") or 1)
             span = (first, int(c.get("page_end") or first))
             shot = highlighted_page(

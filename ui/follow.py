@@ -50,19 +50,17 @@ def _file_box(entry: FileProgress, index: int, total: int) -> None:
         label, state = f"{untrusted(entry.name)}: cancelled", "error"
     else:
         label, state = f"{untrusted(entry.name)} ({index + 1}/{total})", "running"
-    with st.status(label, state=state, expanded=False):
-        if report is not None:
-            st.progress(1.0, text=untrusted(report.line()))
-        elif entry.stage == "cancelled":
-            st.progress(0.0, text="not ingested: the batch was cancelled before this file")
-        else:
-            share = min(1.0, entry.done / entry.total) if entry.total else 0.0
-            text = (
-                "waiting"
-                if entry.stage == "queued"
-                else f"{entry.stage} {entry.done}/{entry.total}"
-            )
-            st.progress(share, text=text)
+    # Not ``with st.status(...)``: leaving that block marks a running box complete, and
+    # files still queued showed a green ✓ while "0 of 3 files done".
+    box = st.status(label, state=state, expanded=False)
+    if report is not None:
+        box.progress(1.0, text=untrusted(report.line()))
+    elif entry.stage == "cancelled":
+        box.progress(0.0, text="not ingested: the batch was cancelled before this file")
+    else:
+        share = min(1.0, entry.done / entry.total) if entry.total else 0.0
+        text = "waiting" if entry.stage == "queued" else f"{entry.stage} {entry.done}/{entry.total}"
+        box.progress(share, text=text)
 
 
 def batch_boxes(job: Job) -> None:
@@ -74,13 +72,18 @@ def batch_boxes(job: Job) -> None:
 
 @st.fragment(run_every=POLL_S)
 def follow_batch(job_id: str) -> None:
-    """A running batch: its boxes, a count, and a cancel button; a full rerun once it ends."""
+    """A running batch: its boxes, a count, and a cancel button; a full rerun once it ends,
+    and each time a file finishes, so the page's document list shows it at once."""
     job = jobs().get(job_id)
     if job is None:
         return
     if job.finished:
         st.rerun()
     done = sum(1 for f in job.files if f.finished)
+    seen_key = f"batch-done-{job.id}"
+    if done != st.session_state.setdefault(seen_key, done):
+        st.session_state[seen_key] = done
+        st.rerun()  # the whole page: the list below this fragment is drawn by the page
     st.caption(
         f"⏳ {done} of {len(job.files)} files done — you can switch pages; the batch goes on."
     )

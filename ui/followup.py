@@ -15,6 +15,7 @@ from masis_core.errors import MasisError
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import untrusted
 from ui.resources import jobs, run_service
+from ui.views import HEADING_CHARS, shorten
 
 
 def thread_caption(rec: RunRecord) -> None:
@@ -25,8 +26,8 @@ def thread_caption(rec: RunRecord) -> None:
     n = next((i for i, t in enumerate(turns, start=1) if t.run_id == rec.run_id), len(turns))
     st.caption(
         f"🧵 Follow-up {n - 1} in thread `{rec.thread}` "
-        f"(first question: “{untrusted(turns[0].question[:120])}”), "
-        f"asked as “{untrusted(rec.follow_up or rec.question)}”"
+        f"(first question: “{untrusted(shorten(turns[0].question, 120))}”), "
+        f"asked as “{untrusted(shorten(rec.follow_up or rec.question, HEADING_CHARS))}”"
     )
 
 

@@ -46,6 +46,12 @@ def provider_status() -> ProviderStatus:
     return workbench().provider_status()
 
 
+def document_present(workspace_id: str, doc_id: str) -> bool:
+    """Whether the workspace still holds the document: asked before a page is drawn, since
+    ``highlighted_page`` keeps drawings of documents deleted since."""
+    return workbench().registry.get_document(workspace_id, doc_id) is not None
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def highlighted_page(
     doc_id: str,
@@ -58,7 +64,9 @@ def highlighted_page(
     """A cited passage's page with its cited sentences highlighted (``None`` when there is no
     page to draw), rendered in a child process with a pixel cap and a time limit: the PDF is
     untrusted. Cached because an analyst flips between the same few pages and zooms, and a
-    page that timed out should not be tried on every rerun."""
+    page that timed out should not be tried on every rerun. Cleared when a document or a
+    workspace is deleted; other processes' copies are kept from view by
+    ``document_present``."""
     bench = workbench()
     path, timeout_s = bench.file_path(doc_id), bench.settings.preview_timeout_s
     # A scanned page's words and boxes as its OCR engine read them: it has no text layer.

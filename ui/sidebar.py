@@ -1,17 +1,20 @@
-"""The sidebar every page shares: workspace picker, workspace creation, active-mode badge."""
+"""The sidebar every page shares: the navigation, workspace picker, workspace creation and
+deletion, active-mode badge; and the run an address names (``?run=ID``)."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
-from ui.resources import provider_status, run_service, workbench
+from ui.resources import highlighted_page, jobs, provider_status, run_service, workbench
 
 WORKSPACE_KEY = "workspace_id"
 # The analyst's choice of workspace, kept apart from the picker widget's own state.
@@ -20,6 +23,73 @@ CHOICE_KEY = "workspace_choice"
 ROUTED = threading.Event()
 # A workspace to select on the next run; the picker's own key cannot change once it is drawn.
 PENDING_KEY = "workspace_id_pending"
+# The run an address names: /research?run=ID, /runs?run=ID, /inspector?run=ID.
+RUN_PARAM = "run"
+# The workspace whose deletion waits for the analyst's confirmation.
+DELETING_KEY = "workspace_deleting"
+# What the last action did, said once on the next page drawn (a delete reruns the page).
+NOTICE_KEY = "notice"
+
+
+def navigation_links(pages: Sequence[StreamlitPage]) -> None:
+    """The page list at the top of the sidebar. Streamlit's own stays hidden (``app.py``,
+    ``client.showSidebarNavigation``): for a page opened by its address it first listed the
+    file names of ``pages/``."""
+    with st.sidebar.container(key="masis-nav"):
+        for page in pages:
+            st.page_link(page)
+
+
+def linked_run() -> RunRecord | None:
+    """The run the address names, or None (no ``?run=``, or an id that names no run)."""
+    run_id = st.query_params.get(RUN_PARAM)
+    return run_service().get(run_id) if run_id else None
+
+
+def unknown_run_notice() -> None:
+    """Say so when the address names a run that does not exist (a mistyped or old link)."""
+    run_id = st.query_params.get(RUN_PARAM)
+    if run_id and linked_run() is None:
+        st.warning(
+            f"No run “{untrusted(run_id[:80])}” was found: the link is wrong, or the run was "
+            "deleted with its workspace.",
+            icon="🔗",
+        )
+
+
+def run_picker(
+    label: str, runs: list[RunRecord], key: str, describe: Callable[[RunRecord], str]
+) -> RunRecord:
+    """A select box over ``runs`` (newest first) that opens the run the address names and
+    keeps the choice in the address, so a reload or a shared link shows the same run."""
+    linked = linked_run()
+    if linked is not None and linked.workspace_id == runs[0].workspace_id:
+        runs = [*runs, linked]  # older than the list shows; it is still this workspace's
+    by_id = {r.run_id: r for r in runs}
+    wanted = st.query_params.get(RUN_PARAM)
+    if wanted in by_id:
+        st.session_state[key] = wanted
+    elif st.session_state.get(key) not in by_id:
+        st.session_state[key] = runs[0].run_id
+
+    def keep() -> None:
+        st.query_params[RUN_PARAM] = st.session_state[key]
+
+    chosen = st.selectbox(
+        label, list(by_id), key=key, format_func=lambda i: describe(by_id[i]), on_change=keep
+    )
+    return by_id[str(chosen)]
+
+
+def say_once(text: str) -> None:
+    """Keep ``text`` (Markdown, escaped by the caller) for the next page drawn."""
+    st.session_state[NOTICE_KEY] = text
+
+
+def _notice() -> None:
+    text = st.session_state.pop(NOTICE_KEY, None)
+    if text:
+        st.success(text, icon="🗑️")
 
 
 def mode_badge() -> None:
@@ -66,6 +136,57 @@ def _create_form() -> None:
 
 def _remember_choice() -> None:
     st.session_state[CHOICE_KEY] = st.session_state.get(WORKSPACE_KEY)
+    # A run link belongs to the workspace it was opened in; another choice leaves it.
+    st.query_params.pop(RUN_PARAM, None)
+
+
+def _delete_box(ws: Workspace) -> None:
+    """Delete the selected workspace: asked once, then said what went."""
+    with st.expander("Delete this workspace", expanded=st.session_state.get(DELETING_KEY) == ws.id):
+        if st.session_state.get(DELETING_KEY) != ws.id:
+            st.caption("Its documents, runs and evaluations go with it.")
+            if st.button(f"Delete {ws.id}", key="ws-delete"):
+                st.session_state[DELETING_KEY] = ws.id
+                st.rerun()
+            return
+        workers = jobs()
+        busy = [
+            *workers.active(ws.id, "ingest"),
+            *workers.active(ws.id, "research"),
+            *workers.active(ws.id, "evaluation"),
+            *workers.active(ws.id, "calibration"),
+        ]
+        docs, runs = len(workbench().documents(ws.id)), len(run_service().runs(ws.id))
+        if busy:
+            st.info(
+                "A batch, a run, an evaluation or a calibration is still working in this "
+                "workspace; delete it once that has ended."
+            )
+        else:
+            st.warning(
+                f"Delete workspace **{ws.id}**, its {_count(docs, 'document')} and "
+                f"{_count(runs, 'run')}? This cannot be undone."
+            )
+        yes, no = st.columns(2)
+        if yes.button("Delete", type="primary", key="ws-delete-yes", disabled=bool(busy)):
+            docs = len(workbench().documents(ws.id))
+            removed = run_service().delete_workspace(ws.id)
+            highlighted_page.clear()  # its pages, drawn for past runs, are not shown again
+            st.session_state.pop(DELETING_KEY, None)
+            st.session_state.pop(CHOICE_KEY, None)
+            st.query_params.pop(RUN_PARAM, None)
+            say_once(
+                f"Deleted workspace **{ws.id}** with its {_count(docs, 'document')} and "
+                f"{_count(removed, 'run')}."
+            )
+            st.rerun()
+        if no.button("Cancel", key="ws-delete-no"):
+            st.session_state.pop(DELETING_KEY, None)
+            st.rerun()
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def render_sidebar() -> Workspace | None:
@@ -84,6 +205,13 @@ def render_sidebar() -> Workspace | None:
         by_id = {ws.id: ws for ws in spaces}
         if PENDING_KEY in st.session_state:
             st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
+            st.query_params.pop(RUN_PARAM, None)
+        else:
+            # A run's address opens that run's workspace: a reload starts a new session,
+            # which would fall back on the first workspace and lose the run.
+            linked = linked_run()
+            if linked is not None and linked.workspace_id in by_id:
+                st.session_state[CHOICE_KEY] = linked.workspace_id
         choice = st.session_state.get(CHOICE_KEY)
         if choice not in by_id:
             choice = spaces[0].id if spaces else None
@@ -102,6 +230,8 @@ def render_sidebar() -> Workspace | None:
             st.warning("No workspace yet: create one below.")
         with st.expander("New workspace", expanded=not spaces):
             _create_form()
+        if selected is not None:
+            _delete_box(selected)
     return selected
 
 
@@ -133,6 +263,8 @@ def workspace_or_stop(title: str) -> Workspace:
     ensure_router()
     ws = render_sidebar()
     st.title(title)
+    _notice()
+    unknown_run_notice()
     if ws is None:
         st.info("Create a workspace in the sidebar to start.")
         st.stop()

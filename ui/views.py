@@ -165,13 +165,34 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...]
             st.caption(f"{kept_because(c)} · chunk `{c.get('chunk_id')}`")
         shown = "Show the place" if c.get("place") else "Show the page"
         if (c.get("doc_id") or c.get("url")) and st.toggle(shown, key=key):
-            page_view(c, cited, key)
+            page_view(c, cited, key, ws.id)
+
+
+# What a run's answer is until the run completes: a draft, never shown as final.
+DRAFT_TITLES = {
+    "needs_human": "Draft answer — awaiting your review",
+    "running": "Draft answer — the run is still working",
+    "failed": "Draft answer — the run failed before it was final",
+    "cancelled": "Draft answer — the run was cancelled at review",
+}
+
+
+def is_final(rec: RunRecord) -> bool:
+    """Only a completed run's answer is final: verdicts and follow-ups are for it alone."""
+    return rec.status == "completed"
 
 
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if not rec.answer:
         return
-    st.subheader("Answer")
+    if is_final(rec):
+        st.subheader("Answer")
+    else:
+        st.subheader(DRAFT_TITLES.get(rec.status, "Draft answer"))
+        st.caption(
+            "The run stopped before this answer was final; it is the draft the review is "
+            "about. Your verdict (👍 / 👎) and follow-up questions come with the final answer."
+        )
     cols = st.columns(3)
     if rec.confidence is not None:
         cols[0].metric("Confidence", percent(rec.confidence))
@@ -183,7 +204,8 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     numbers = [c["n"] for c in rec.citations]
     for block in answer_sections(rec.answer, support, numbers, rec.engine == "offline"):
         st.markdown(block)
-    verdict(rec)
+    if is_final(rec):
+        verdict(rec)
     violations = rec.metrics.get("citation_violations") or []
     flagged = [s for row in support for s in row if s.issue is not None]
     if violations:
@@ -294,9 +316,23 @@ STATUS_BADGES = {
 }
 
 
+# A question may be up to 20,000 characters (masis_core.answers.questions); a heading shows
+# this many, and the whole question is one click away.
+HEADING_CHARS = 300
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def question_heading(question: str) -> None:
-    """A run's question as the heading above its trace; the text is shown, never rendered."""
-    st.markdown(f"#### {untrusted(question)}")
+    """A run's question as the heading above its trace; the text is shown, never rendered.
+    A long one is cut in the heading and shown whole, as a quote, in a folded expander."""
+    st.markdown(f"#### {untrusted(shorten(question, HEADING_CHARS))}")
+    if len(question) > HEADING_CHARS:
+        with st.expander(f"The whole question ({len(question):,} characters)"):
+            st.markdown(quote_block(question))
 
 
 def status_line(rec: RunRecord) -> None:
