@@ -402,6 +402,32 @@ class Ingestor:
         if existing is not None and not owner_alive(existing.owner):
             # Left 'ingesting' by a process that died: start this document over.
             self.bench.delete_document(ws.id, doc_id)
+        outcome = self._parse_and_chunk(prepared, progress, parsed_hook, cancelled)
+        if isinstance(outcome, FileReport):
+            return outcome
+        parsed, chunks = outcome
+        report = self._parsed_report(display, doc_id, parsed, chunks)
+        if report.status == "failed":
+            return report
+        if not self.bench.registry.claim_document(
+            ws.id, doc_id, display, len(prepared.data), OWNER
+        ):
+            report.status = "failed"
+            report.error = "busy: this file is being ingested by another process right now"
+            return report
+        return self._store_claimed(ws, prepared, parsed, chunks, progress, report)
+
+    def _parse_and_chunk(
+        self,
+        prepared: _Prepared,
+        progress: Progress,
+        parsed_hook: Callable[[], None],
+        cancelled: Callable[[], bool],
+    ) -> tuple[ParsedDocument, list[Chunk]] | FileReport:
+        """The parse's result and its chunks, or the report of a file that could not be read
+        (a parser's own bug included: it must not end the batch)."""
+        assert prepared.parse is not None
+        display, doc_id = prepared.display, prepared.doc_id
         try:
             progress("parsing", 0, 1)
             try:
@@ -418,6 +444,12 @@ class Ingestor:
         except Exception as exc:  # a parser bug must not end the batch
             log.exception("parser crashed on %s", display)
             return failed(display, f"corrupt: parser failed ({exc})", doc_id)
+        return parsed, chunks
+
+    def _parsed_report(
+        self, display: str, doc_id: str, parsed: ParsedDocument, chunks: list[Chunk]
+    ) -> FileReport:
+        """What the parse tells the analyst: its pages and notes, or why nothing is stored."""
         report = FileReport(
             display,
             doc_id,
@@ -447,12 +479,21 @@ class Ingestor:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count, why))
         if parsed.blank_pages:
             report.notes.append(blank_note(parsed.blank_pages))
-        if not self.bench.registry.claim_document(
-            ws.id, doc_id, display, len(prepared.data), OWNER
-        ):
-            report.status = "failed"
-            report.error = "busy: this file is being ingested by another process right now"
-            return report
+        return report
+
+    def _store_claimed(
+        self,
+        ws: Workspace,
+        prepared: _Prepared,
+        parsed: ParsedDocument,
+        chunks: list[Chunk],
+        progress: Progress,
+        report: FileReport,
+    ) -> FileReport:
+        """Store a claimed document whole, or nothing of it: whatever ends the store (an
+        error, or a BaseException such as a stopped script or Ctrl-C) rolls it back."""
+        display, doc_id = prepared.display, report.doc_id
+        assert doc_id is not None
         try:
             self._store(ws, doc_id, prepared.data, display, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
@@ -465,8 +506,6 @@ class Ingestor:
                 parsed.ocr_words,
             )
         except BaseException as exc:
-            # Whatever ends the store (an error, or a BaseException such as a stopped script or
-            # Ctrl-C), nothing half-written may stay: rows, chunks and the file go.
             self._rollback(ws, doc_id)
             if not isinstance(exc, Exception):
                 raise
