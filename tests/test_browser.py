@@ -161,6 +161,13 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     page.get_by_role("heading", name=re.compile("Which driver")).scroll_into_view_if_needed()
     screenshot(page, "research-page.png", tmp_path)
 
+    # A paused run's answer is a draft: no follow-up until the analyst accepts it.
+    if page.get_by_text(re.compile(r"Run `?\w+`? · needs human")).count():
+        expect(page.get_by_role("textbox", name="Your follow-up")).to_have_count(0)
+        page.get_by_text("Accept the answer as it is").click()
+        page.get_by_role("button", name="Submit and resume").click()
+        expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
+
     # A follow-up: made standalone from the thread, shown and editable, run as its own turn.
     follow_up = page.get_by_role("textbox", name="Your follow-up")
     follow_up.fill("How is it bound to the device?")
