@@ -15,7 +15,7 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from ingest.pipeline import Ingestor, Source, doc_id_for
-from masis_core.errors import RunBusy
+from masis_core.errors import RunBusy, WorkspaceError
 from masis_core.services import heartbeat
 from masis_core.services.jobs import JobManager
 from masis_core.services.runs import INTERRUPTED, RunService
@@ -228,3 +228,21 @@ def test_an_interrupted_ingest_leaves_nothing_and_can_be_redone(bench: Workbench
     again = ingestor.ingest_bytes(ws, data, "gearbox.pdf")  # same process, no restart
     assert again.status == "ingested", again.error
     assert bench.store.count(ws.embed_model, ws.id) == again.chunks
+
+
+def test_a_workspace_is_not_deleted_while_its_jobs_work(bench: Workbench) -> None:
+    """The page's check can be stale (a job started after it was drawn): the delete itself
+    refuses, and goes through once the work has ended."""
+    ws = bench.create_workspace("busy", "wordllama")
+    workers = JobManager(RunService(bench), Ingestor(bench))
+    release = threading.Event()
+    job = workers.task("evaluation", ws.id, "held", lambda job: release.wait(60))
+    assert [j.id for j in workers.working(ws.id)] == [job.id]
+    with pytest.raises(WorkspaceError, match="busy \\(evaluation\\)"):
+        workers.delete_workspace(ws.id)
+    assert [w.id for w in bench.workspaces()] == ["busy"]
+    release.set()
+    assert job.wait(60)
+    assert workers.working(ws.id) == []
+    workers.delete_workspace(ws.id)
+    assert bench.workspaces() == []

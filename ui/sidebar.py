@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from masis_core.errors import MasisError
+from masis_core.errors import MasisError, WorkspaceError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
@@ -149,13 +149,7 @@ def _delete_box(ws: Workspace) -> None:
                 st.session_state[DELETING_KEY] = ws.id
                 st.rerun()
             return
-        workers = jobs()
-        busy = [
-            *workers.active(ws.id, "ingest"),
-            *workers.active(ws.id, "research"),
-            *workers.active(ws.id, "evaluation"),
-            *workers.active(ws.id, "calibration"),
-        ]
+        busy = jobs().working(ws.id)
         docs, runs = len(workbench().documents(ws.id)), len(run_service().runs(ws.id))
         if busy:
             st.info(
@@ -170,7 +164,11 @@ def _delete_box(ws: Workspace) -> None:
         yes, no = st.columns(2)
         if yes.button("Delete", type="primary", key="ws-delete-yes", disabled=bool(busy)):
             docs = len(workbench().documents(ws.id))
-            removed = run_service().delete_workspace(ws.id)
+            try:
+                removed = jobs().delete_workspace(ws.id)
+            except WorkspaceError as exc:  # work started since the page was drawn
+                st.error(str(exc))
+                return
             highlighted_page.clear()  # its pages, drawn for past runs, are not shown again
             st.session_state.pop(DELETING_KEY, None)
             st.session_state.pop(CHOICE_KEY, None)

@@ -22,8 +22,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
+from masis_core.errors import WorkspaceError
 from masis_core.services.runs import RunRecord, RunService
 from masis_core.storage.registry import Workspace
 
@@ -271,6 +272,22 @@ class JobManager:
         return [
             j for j in jobs if j.workspace_id == workspace_id and j.kind == kind and not j.finished
         ]
+
+    def working(self, workspace_id: str) -> list[Job]:
+        """Unfinished jobs of a workspace, of every kind."""
+        return [j for kind in get_args(JobKind) for j in self.active(workspace_id, kind)]
+
+    def delete_workspace(self, workspace_id: str) -> int:
+        """Delete a workspace with its runs (how many), refused while any of its jobs works:
+        a batch, run, evaluation or calibration would write into what is being removed. The
+        check sits here, not in the page, so a job started after the page was drawn counts."""
+        busy = self.working(workspace_id)
+        if busy:
+            raise WorkspaceError(
+                f"Workspace {workspace_id!r} is busy ({', '.join(sorted({j.kind for j in busy}))}"
+                "); delete it once that work has ended."
+            )
+        return self.research.delete_workspace(workspace_id)
 
     def cancel_active(self, workspace_id: str, kind: JobKind) -> None:
         for job in self.active(workspace_id, kind):
