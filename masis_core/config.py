@@ -88,6 +88,28 @@ class Settings(BaseSettings):
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 
+    auth: Literal["none", "local", "oidc"] = Field(
+        "none",
+        description="Who may use the workbench: `none` (one local user, loopback only), "
+        "`local` (accounts in the workbench's database), `oidc` (Streamlit's `st.login`, "
+        "`[auth]` in `.streamlit/secrets.toml`).",
+    )
+    allow_open: bool = Field(
+        False,
+        description="Serve beyond loopback with `MASIS_AUTH=none` anyway (anyone reaching "
+        "the port can read and delete every workspace).",
+    )
+    session_hours: float = Field(12.0, gt=0, description="Hours a sign-in stays valid.")
+    signin_max_failures: int = Field(
+        5, ge=1, description="Failed sign-ins per account within the window before it waits."
+    )
+    signin_max_failures_address: int = Field(
+        20, ge=1, description="Failed sign-ins per client address within the window."
+    )
+    signin_window_s: float = Field(
+        900.0, gt=0, description="Seconds over which failed sign-ins are counted."
+    )
+
     @property
     def chroma_dir(self) -> Path:
         return self.data_dir / "chroma"

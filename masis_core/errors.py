@@ -9,7 +9,11 @@ MasisError
 ├── StoreError             the vector store or registry refused an operation
 │   ├── EmbedderMismatch       a workspace queried or written with a different embedding model
 │   └── DuplicateRow           a row with that key is already stored (either database)
-├── WorkspaceError         unknown / duplicate workspace, bad workspace name
+├── WorkspaceError         unknown / duplicate workspace, bad workspace name (a workspace
+│                          the account may not see is "unknown" too: no existence oracle)
+├── AccessError            an account, a password, a role or a token does not allow it
+│   ├── SignInRefused          wrong name or password, an expired session, a bad token
+│   └── Throttled              too many failed sign-ins: the message says when to retry
 ├── DocumentError          one input file cannot be ingested (message says why)
 └── InputError             a request the workbench cannot act on: an empty or too-long
     │                      question, an unknown run, a run that cannot resume, a bad
@@ -54,6 +58,19 @@ class EmbedderMismatch(StoreError):
 
 
 class WorkspaceError(MasisError):
+    pass
+
+
+class AccessError(MasisError):
+    """The account may see the workspace but its role does not allow the action, or an
+    account operation is refused (the last admin, a bad account name)."""
+
+
+class SignInRefused(AccessError):
+    pass
+
+
+class Throttled(SignInRefused):
     pass
 
 

@@ -78,6 +78,10 @@ def settings(
         "MASIS_EMBED_MODEL",
         "MASIS_PROVIDER",
         "MASIS_POSTGRES_URL",
+        "MASIS_AUTH",
+        "MASIS_ALLOW_OPEN",
+        "MASIS_TOKEN",
+        "MASIS_PASSWORD",
     ):
         monkeypatch.delenv(key, raising=False)
     if "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgres":

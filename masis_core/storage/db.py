@@ -127,6 +127,52 @@ CREATE TABLE IF NOT EXISTS calibrations (
     points TEXT NOT NULL,
     report TEXT NOT NULL
 );
+-- Accounts (MASIS_AUTH=local or oidc; masis_core/storage/accounts.py): the name is NFKC-
+-- normalised and case-folded; the password an argon2 hash (NULL for OIDC accounts).
+CREATE TABLE IF NOT EXISTS accounts (
+    name TEXT PRIMARY KEY,
+    display TEXT NOT NULL,
+    password TEXT,
+    admin INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    sessions_after REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS memberships (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    account TEXT NOT NULL REFERENCES accounts(name) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, account)
+);
+CREATE INDEX IF NOT EXISTS memberships_by_account ON memberships (account);
+-- Personal tokens for the CLI: only the SHA-256 of the secret is kept.
+CREATE TABLE IF NOT EXISTS tokens (
+    token_id TEXT PRIMARY KEY,
+    account TEXT NOT NULL REFERENCES accounts(name) ON DELETE CASCADE,
+    label TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+-- Signed-in browser sessions, by the SHA-256 of their secret; ended at sign-out.
+CREATE TABLE IF NOT EXISTS sessions (
+    digest TEXT PRIMARY KEY,
+    account TEXT NOT NULL REFERENCES accounts(name) ON DELETE CASCADE,
+    started REAL NOT NULL,
+    expires REAL NOT NULL
+);
+-- Failed sign-ins, per account ("account:NAME") and per client address ("address:IP").
+CREATE TABLE IF NOT EXISTS signin_failures (
+    subject TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS signin_failures_by_subject ON signin_failures (subject, at);
+-- Who did what, when: written by the core, read by admins, never edited from the UI.
+CREATE TABLE IF NOT EXISTS audit (
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
 CREATE TABLE IF NOT EXISTS web_cache (
     key TEXT PRIMARY KEY,
     query TEXT NOT NULL,
@@ -158,7 +204,7 @@ LATE_INDEXES = (
 )
 # SQLite gives every table an insertion-ordered ``rowid``; the stores order ties of equal
 # (second-resolution) timestamps by it. PostgreSQL has none, so these tables get a column.
-PG_ROWID_TABLES = ("runs", "evaluations")
+PG_ROWID_TABLES = ("runs", "evaluations", "audit")
 # PostgreSQL's REAL is 4 bytes (a Unix time would lose minutes) and its INTEGER 4 bytes.
 PG_TYPES = ((re.compile(r"\bREAL\b"), "DOUBLE PRECISION"), (re.compile(r"\bINTEGER\b"), "BIGINT"))
 TABLES = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")

@@ -1,0 +1,489 @@
+"""Accounts, workspace members, tokens, sessions, sign-in throttling and the audit log.
+
+Used when ``MASIS_AUTH`` is ``local`` or ``oidc``; with ``none`` the single local user
+(``LOCAL``) may do everything, as before accounts existed. The rows live in the same database
+as the registry (SQLite or PostgreSQL), so a team's servers share them. Passwords are hashed
+with Argon2id (argon2-cffi); tokens and session secrets are random and kept only as SHA-256
+digests, so a copy of the database signs no one in. The clock is injectable: the throttle
+and the session expiry are tested without waiting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from masis_core.errors import AccessError, DuplicateRow, SignInRefused, Throttled
+from masis_core.storage.db import Connection, Database
+from masis_core.storage.registry import now_iso
+
+Role = Literal["viewer", "editor", "owner"]
+ROLES: tuple[Role, ...] = ("viewer", "editor", "owner")
+RANK = {role: i for i, role in enumerate(ROLES)}
+NAME_MAX = 64
+PASSWORD_MIN = 8
+PASSWORD_MAX = 1024
+TOKEN_PREFIX = "masis_"
+# Characters an account name may hold beside letters and digits.
+NAME_PUNCTUATION = frozenset("._-@")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who acts: an account, or the single local user of ``MASIS_AUTH=none`` (``local``)."""
+
+    name: str
+    admin: bool = False
+    local: bool = False
+
+
+LOCAL = Principal("local", admin=True, local=True)
+
+
+@dataclass(frozen=True)
+class Account:
+    name: str
+    display: str
+    admin: bool
+    created_at: str
+    oidc: bool
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    at: str
+    actor: str
+    action: str
+    target: str
+    detail: str
+
+
+def normalise_name(raw: str) -> str:
+    """The account name as stored: NFKC-normalised, case-folded, trimmed. Refused when empty,
+    longer than 64 characters, holding anything but letters, digits and ``. _ - @``, or
+    mixing scripts (``pаul`` with a Cyrillic ``а`` would pass for ``paul``)."""
+    name = unicodedata.normalize("NFKC", raw or "").casefold().strip()
+    name = unicodedata.normalize("NFKC", name)  # casefold can undo NFKC (e.g. "ß" → "ss")
+    if not name:
+        raise AccessError("An account name cannot be empty.")
+    if len(name) > NAME_MAX:
+        raise AccessError(f"An account name has at most {NAME_MAX} characters.")
+    bad = [c for c in name if not (c.isalnum() or c in NAME_PUNCTUATION)]
+    if bad:
+        raise AccessError(
+            f"An account name holds letters, digits and . _ - @ only, not {bad[0]!r}."
+        )
+    scripts = {_script(c) for c in name if c.isalpha()}
+    if len(scripts) > 1:
+        raise AccessError(
+            "An account name mixes alphabets (" + ", ".join(sorted(scripts)).lower() + "): "
+            "such names pass for others; use one alphabet."
+        )
+    return name
+
+
+def _script(char: str) -> str:
+    """The Unicode script a letter belongs to, as the first word of its name (LATIN, …)."""
+    return unicodedata.name(char, "UNKNOWN").split(" ")[0]
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Accounts:
+    """The account rows and everything hanging off them (one per process and database)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        session_s: float = 12 * 3600,
+        max_failures: int = 5,
+        max_failures_address: int = 20,
+        window_s: float = 900.0,
+        clock: Callable[[], float] = time.time,
+        hasher: PasswordHasher | None = None,
+    ) -> None:
+        self.db = db
+        self.session_s, self.window_s = session_s, window_s
+        self.max_failures, self.max_failures_address = max_failures, max_failures_address
+        self.clock = clock
+        self.hasher = hasher or PasswordHasher()
+
+    # -- accounts ---------------------------------------------------------------------
+    def count(self) -> int:
+        with self.db.connect() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM accounts").fetchone()[0])
+
+    def get(self, name: str) -> Account | None:
+        try:
+            key = normalise_name(name)
+        except AccessError:
+            return None
+        with self.db.connect() as conn:
+            row = conn.execute("SELECT * FROM accounts WHERE name = ?", (key,)).fetchone()
+        return _account(row) if row else None
+
+    def all(self) -> list[Account]:
+        with self.db.connect() as conn:
+            rows = conn.execute("SELECT * FROM accounts ORDER BY name").fetchall()
+        return [_account(r) for r in rows]
+
+    def principal(self, name: str) -> Principal:
+        acc = self.get(name)
+        if acc is None:
+            raise SignInRefused("That account does not exist (any more).")
+        return Principal(acc.name, admin=acc.admin)
+
+    def create(
+        self, name: str, password: str | None, *, actor: str = "", admin: bool = False
+    ) -> Account:
+        """A new account; the first one is an admin and owns every workspace that has no
+        owner yet (a data dir used before accounts: nothing is lost, all of it is the
+        admin's). ``password`` None: an OIDC account, signed in by its identity provider."""
+        key = normalise_name(name)
+        hashed = None if password is None else self.hasher.hash(_check_password(password))
+        with self.db.connect() as conn:
+            first = int(conn.execute("SELECT COUNT(*) FROM accounts").fetchone()[0]) == 0
+            try:
+                conn.execute(
+                    "INSERT INTO accounts (name, display, password, admin, created_at)"
+                    " VALUES (?,?,?,?,?)",
+                    (key, name.strip(), hashed, int(admin or first), now_iso()),
+                )
+            except DuplicateRow as exc:
+                raise AccessError(f"An account '{key}' already exists.") from exc
+            _audit(conn, actor or key, "account.create", key, "admin" if admin or first else "")
+            if first:
+                adopted = _adopt_orphans(conn, key)
+                if adopted:
+                    _audit(conn, key, "workspace.adopt", ",".join(adopted), "first admin")
+        acc = self.get(key)
+        assert acc is not None
+        return acc
+
+    def set_password(self, name: str, password: str, *, actor: str) -> None:
+        """A new password (own change or an admin's reset); every session of the account
+        ends and its failed sign-ins are forgotten."""
+        key = self._existing(name)
+        hashed = self.hasher.hash(_check_password(password))
+        with self.db.connect() as conn:
+            conn.execute(
+                "UPDATE accounts SET password = ?, sessions_after = ? WHERE name = ?",
+                (hashed, self.clock(), key),
+            )
+            conn.execute("DELETE FROM sessions WHERE account = ?", (key,))
+            conn.execute("DELETE FROM signin_failures WHERE subject = ?", (f"account:{key}",))
+            action = "password.change" if actor == key else "password.reset"
+            _audit(conn, actor, action, key)
+
+    def change_password(self, name: str, old: str, new: str) -> None:
+        self.verify_password(name, old)
+        self.set_password(name, new, actor=normalise_name(name))
+
+    def set_admin(self, name: str, admin: bool, *, actor: str) -> None:
+        key = self._existing(name)
+        with self.db.connect() as conn:
+            if not admin:
+                _refuse_last_admin(conn, key)
+            conn.execute("UPDATE accounts SET admin = ? WHERE name = ?", (int(admin), key))
+            _audit(conn, actor, "account.admin" if admin else "account.unadmin", key)
+
+    def remove(self, name: str, *, actor: str) -> list[str]:
+        """Delete the account. The last admin cannot go; the workspaces it alone owned move
+        to an admin (the acting one when it is an admin), said in the audit log. Returns
+        the ids of the workspaces that moved."""
+        key = self._existing(name)
+        with self.db.connect() as conn:
+            _refuse_last_admin(conn, key)
+            heir = _heir(conn, actor, key)
+            moved = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT m.workspace_id FROM memberships m WHERE m.account = ? AND"
+                    " m.role = 'owner' AND NOT EXISTS (SELECT 1 FROM memberships o WHERE"
+                    " o.workspace_id = m.workspace_id AND o.role = 'owner' AND o.account <> ?)",
+                    (key, key),
+                )
+            ]
+            for ws_id in moved:
+                _grant(conn, ws_id, heir, "owner")
+            conn.execute("DELETE FROM accounts WHERE name = ?", (key,))
+            _audit(conn, actor, "account.remove", key)
+            for ws_id in moved:
+                _audit(conn, actor, "workspace.transfer", ws_id, f"from {key} to {heir}")
+        return moved
+
+    def _existing(self, name: str) -> str:
+        acc = self.get(name)
+        if acc is None:
+            raise AccessError(f"There is no account '{name.strip()[:NAME_MAX]}'.")
+        return acc.name
+
+    # -- signing in -------------------------------------------------------------------
+    def verify_password(self, name: str, password: str, address: str = "") -> Principal:
+        """The account, when the password is its own. Failures are counted per account and
+        per client address; past the limit the answer is ``Throttled`` (without looking at
+        the password) until the window has moved past the oldest failure."""
+        try:
+            key = normalise_name(name)
+        except AccessError:
+            key = ""
+        subjects = [f"account:{key}"] + ([f"address:{address}"] if address else [])
+        self._check_throttle(subjects)
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT password, admin FROM accounts WHERE name = ?", (key,)
+            ).fetchone()
+        if row is None or row[0] is None or not self._matches(row[0], password):
+            with self.db.connect() as conn:
+                conn.executemany(
+                    "INSERT INTO signin_failures (subject, at) VALUES (?, ?)",
+                    [(s, self.clock()) for s in subjects],
+                )
+                _audit(conn, key or "?", "signin.fail", key or "?", address)
+            raise SignInRefused("Wrong account name or password.")
+        with self.db.connect() as conn:
+            conn.execute("DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
+        return Principal(key, admin=bool(row[1]))
+
+    def _matches(self, hashed: str, password: str) -> bool:
+        try:
+            return bool(self.hasher.verify(hashed, password))
+        except (VerificationError, InvalidHashError):
+            return False
+
+    def _check_throttle(self, subjects: list[str]) -> None:
+        since = self.clock() - self.window_s
+        limits = [self.max_failures, self.max_failures_address]
+        with self.db.connect() as conn:
+            conn.execute("DELETE FROM signin_failures WHERE at < ?", (since,))
+            for subject, limit in zip(subjects, limits, strict=False):
+                row = conn.execute(
+                    "SELECT COUNT(*), MIN(at) FROM signin_failures WHERE subject = ? AND at >= ?",
+                    (subject, since),
+                ).fetchone()
+                if int(row[0]) >= limit:
+                    wait = max(1, int(row[1] + self.window_s - self.clock()) + 1)
+                    raise Throttled(f"Too many failed sign-ins; try again in {_minutes(wait)}.")
+
+    def sign_in(self, name: str, password: str, address: str = "") -> tuple[Principal, str]:
+        """Check the password and open a session; returns its secret (kept by the caller)."""
+        who = self.verify_password(name, password, address)
+        secret = self.open_session(who.name)
+        with self.db.connect() as conn:
+            _audit(conn, who.name, "signin", who.name, address)
+        return who, secret
+
+    def open_session(self, name: str) -> str:
+        secret = secrets.token_urlsafe(32)
+        now = self.clock()
+        with self.db.connect() as conn:
+            conn.execute(
+                "INSERT INTO sessions (digest, account, started, expires) VALUES (?,?,?,?)",
+                (digest(secret), normalise_name(name), now, now + self.session_s),
+            )
+        return secret
+
+    def session(self, secret: str) -> Principal:
+        """The account a live session belongs to; ``SignInRefused`` once it has expired,
+        was ended, or its password changed since it began."""
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT s.account, s.expires, s.started, a.admin, a.sessions_after"
+                " FROM sessions s JOIN accounts a ON a.name = s.account WHERE s.digest = ?",
+                (digest(secret),),
+            ).fetchone()
+        if row is None or row[1] <= self.clock() or row[2] < row[4]:
+            raise SignInRefused("Your session has ended; sign in again.")
+        return Principal(row[0], admin=bool(row[3]))
+
+    def end_session(self, secret: str) -> None:
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT account FROM sessions WHERE digest = ?", (digest(secret),)
+            ).fetchone()
+            conn.execute("DELETE FROM sessions WHERE digest = ?", (digest(secret),))
+            if row is not None:
+                _audit(conn, row[0], "signout", row[0])
+
+    # -- tokens -----------------------------------------------------------------------
+    def create_token(self, name: str, label: str) -> str:
+        """A personal token for the CLI, shown once: only its digest is kept."""
+        key = self._existing(name)
+        token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+        with self.db.connect() as conn:
+            conn.execute(
+                "INSERT INTO tokens (token_id, account, label, digest, created_at)"
+                " VALUES (?,?,?,?,?)",
+                (token_id, key, label.strip()[:80] or "token", digest(secret), now_iso()),
+            )
+            _audit(conn, key, "token.create", token_id, label.strip()[:80])
+        return f"{TOKEN_PREFIX}{token_id}_{secret}"
+
+    def tokens(self, name: str) -> list[dict[str, Any]]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT token_id, label, created_at FROM tokens WHERE account = ?"
+                " ORDER BY created_at",
+                (normalise_name(name),),
+            ).fetchall()
+        return [dict(r) for r in rows]
+
+    def revoke_token(self, name: str, token_id: str) -> None:
+        with self.db.connect() as conn:
+            conn.execute(
+                "DELETE FROM tokens WHERE token_id = ? AND account = ?",
+                (token_id, normalise_name(name)),
+            )
+            _audit(conn, normalise_name(name), "token.revoke", token_id)
+
+    def token_principal(self, token: str) -> Principal:
+        token_id, _, secret = token.strip().removeprefix(TOKEN_PREFIX).partition("_")
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT t.digest, a.name, a.admin FROM tokens t JOIN accounts a"
+                " ON a.name = t.account WHERE t.token_id = ?",
+                (token_id,),
+            ).fetchone()
+        if row is None or not secrets.compare_digest(row[0], digest(secret)):
+            raise SignInRefused("That token is not valid (revoked, or mistyped).")
+        return Principal(row[1], admin=bool(row[2]))
+
+    # -- members ----------------------------------------------------------------------
+    def role(self, who: Principal, ws_id: str) -> Role | None:
+        """What ``who`` may do in the workspace: admins and the local user own every one."""
+        if who.admin:
+            return "owner"
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT role FROM memberships WHERE workspace_id = ? AND account = ?",
+                (ws_id, who.name),
+            ).fetchone()
+        return row[0] if row else None
+
+    def visible(self, who: Principal) -> set[str] | None:
+        """The ids of the workspaces ``who`` may see; None: every one (an admin)."""
+        if who.admin:
+            return None
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT workspace_id FROM memberships WHERE account = ?", (who.name,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def members(self, ws_id: str) -> dict[str, Role]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT account, role FROM memberships WHERE workspace_id = ? ORDER BY account",
+                (ws_id,),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def grant(self, ws_id: str, name: str, role: Role | None, *, actor: str) -> None:
+        """Give ``name`` a role in the workspace (None: take it away); the last owner stays."""
+        key = self._existing(name)
+        if role is not None and role not in ROLES:
+            raise AccessError(f"A role is one of {', '.join(ROLES)}, not {role!r}.")
+        with self.db.connect() as conn:
+            owners = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT account FROM memberships WHERE workspace_id = ? AND role = 'owner'",
+                    (ws_id,),
+                )
+            ]
+            if owners == [key] and role != "owner":
+                raise AccessError("A workspace keeps at least one owner; make another first.")
+            if role is None:
+                conn.execute(
+                    "DELETE FROM memberships WHERE workspace_id = ? AND account = ?", (ws_id, key)
+                )
+            else:
+                _grant(conn, ws_id, key, role)
+            _audit(conn, actor, "workspace.share", ws_id, f"{key}: {role or 'none'}")
+
+    def audit(self, actor: str, action: str, target: str, detail: str = "") -> None:
+        with self.db.connect() as conn:
+            _audit(conn, actor, action, target, detail)
+
+    def audit_log(self, limit: int = 500) -> list[AuditEntry]:
+        with self.db.connect() as conn:
+            rows = conn.execute(
+                "SELECT at, actor, action, target, detail FROM audit"
+                " ORDER BY at DESC, rowid DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [AuditEntry(*tuple(r)) for r in rows]
+
+
+def _account(row: Any) -> Account:
+    return Account(
+        row["name"], row["display"], bool(row["admin"]), row["created_at"], row["password"] is None
+    )
+
+
+def _check_password(password: str) -> str:
+    if not (PASSWORD_MIN <= len(password or "") <= PASSWORD_MAX):
+        raise AccessError(f"A password has {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
+    return password
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds} s" if seconds < 120 else f"{round(seconds / 60)} minutes"
+
+
+def _audit(conn: Connection, actor: str, action: str, target: str, detail: str = "") -> None:
+    conn.execute(
+        "INSERT INTO audit (at, actor, action, target, detail) VALUES (?,?,?,?,?)",
+        (now_iso(), actor, action, target[:500], detail[:500]),
+    )
+
+
+def _grant(conn: Connection, ws_id: str, account: str, role: str) -> None:
+    conn.execute(
+        "INSERT INTO memberships (workspace_id, account, role) VALUES (?,?,?)"
+        " ON CONFLICT (workspace_id, account) DO UPDATE SET role = excluded.role",
+        (ws_id, account, role),
+    )
+
+
+def _adopt_orphans(conn: Connection, admin: str) -> list[str]:
+    """Every workspace without an owner becomes ``admin``'s."""
+    orphans = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM workspaces w WHERE NOT EXISTS (SELECT 1 FROM memberships m"
+            " WHERE m.workspace_id = w.id AND m.role = 'owner') ORDER BY id"
+        )
+    ]
+    for ws_id in orphans:
+        _grant(conn, ws_id, admin, "owner")
+    return orphans
+
+
+def _refuse_last_admin(conn: Connection, key: str) -> None:
+    admins = [r[0] for r in conn.execute("SELECT name FROM accounts WHERE admin = 1")]
+    if admins == [key]:
+        raise AccessError(f"'{key}' is the last admin: make another account admin first.")
+
+
+def _heir(conn: Connection, actor: str, leaving: str) -> str:
+    """The admin who takes over the workspaces of a removed account."""
+    admins = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM accounts WHERE admin = 1 AND name <> ? ORDER BY created_at, name",
+            (leaving,),
+        )
+    ]
+    return actor if actor in admins else admins[0]

@@ -1,0 +1,144 @@
+"""Accounts in the workbench's own database (MASIS_AUTH=local), on SQLite and PostgreSQL:
+names that cannot pass for others, the first admin adopting an old data dir, the last admin,
+a removed account's workspaces, throttled sign-ins on an injected clock, sessions, tokens."""
+
+from __future__ import annotations
+
+import pytest
+from argon2 import PasswordHasher
+
+from masis_core.errors import AccessError, SignInRefused, Throttled
+from masis_core.storage.accounts import Accounts, normalise_name
+from masis_core.storage.db import open_database
+from masis_core.storage.registry import Registry
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+# Argon2 at its lightest: the tests check the flow, not the cost.
+FAST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def accounts(settings, clock) -> Accounts:
+    return Accounts(open_database(settings), clock=clock, hasher=FAST, window_s=900)
+
+
+def test_names_are_normalised_and_confusables_refused() -> None:
+    assert normalise_name("  Ｐａｕｌ ") == "paul"  # full-width letters, any case
+    assert normalise_name("STRASSE") == normalise_name("straße")
+    for bad, why in [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("a" * 65, "at most 64"),
+        ("p\u0430ul", "mixes alphabets"),  # Cyrillic а inside Latin
+        ("ann smith", "not ' '"),
+        ("bob\u200b", "not"),  # a zero-width space
+    ]:
+        with pytest.raises(AccessError, match=why):
+            normalise_name(bad)
+
+
+def test_first_admin_adopts_every_workspace_and_stays(settings, accounts) -> None:
+    registry = Registry(accounts.db)
+    for ws in ("old-a", "old-b"):
+        registry.create_workspace(ws, "wordllama")  # made while MASIS_AUTH=none
+    admin = accounts.create("Ada", "correct horse")
+    assert admin.admin and accounts.members("old-a") == {"ada": "owner"}
+    assert accounts.members("old-b") == {"ada": "owner"}
+    bob = accounts.create("bob", "battery staple")
+    assert not bob.admin
+    with pytest.raises(AccessError, match="already exists"):
+        accounts.create("ADA", "another one")
+    with pytest.raises(AccessError, match="last admin"):
+        accounts.remove("ada", actor="ada")
+    with pytest.raises(AccessError, match="last admin"):
+        accounts.set_admin("ada", False, actor="ada")
+    # bob alone owns a workspace; removing him moves it to the acting admin, audited.
+    registry.create_workspace("bobs", "wordllama")
+    accounts.grant("bobs", "bob", "owner", actor="bob")
+    accounts.grant("old-a", "bob", "viewer", actor="ada")
+    assert accounts.remove("bob", actor="ada") == ["bobs"]
+    assert accounts.members("bobs") == {"ada": "owner"}
+    assert accounts.members("old-a") == {"ada": "owner"}
+    actions = [(e.action, e.target) for e in accounts.audit_log()]
+    assert ("workspace.transfer", "bobs") in actions and (
+        "workspace.adopt",
+        "old-a,old-b",
+    ) in actions
+    # The last owner of a workspace stays one.
+    with pytest.raises(AccessError, match="at least one owner"):
+        accounts.grant("bobs", "ada", "viewer", actor="ada")
+
+
+def test_brute_force_is_throttled_and_the_right_password_works_later(accounts, clock) -> None:
+    accounts.create("ada", "correct horse")
+    refused = throttled = 0
+    for i in range(50):
+        clock.now += 1
+        try:
+            accounts.sign_in("ada", f"guess {i}", address="10.0.0.9")
+        except Throttled:
+            throttled += 1
+        except SignInRefused:
+            refused += 1
+    assert refused == accounts.max_failures and throttled == 50 - accounts.max_failures
+    with pytest.raises(Throttled, match="try again in"):  # even the right one, for now
+        accounts.sign_in("ada", "correct horse")
+    clock.now += accounts.window_s + 1
+    who, secret = accounts.sign_in("ada", "correct horse")
+    assert who.name == "ada" and who.admin and accounts.session(secret) == who
+    # Another account from the same address: the address's own limit.
+    accounts.create("bob", "battery staple")
+    for i in range(accounts.max_failures_address):
+        with pytest.raises(SignInRefused):
+            accounts.sign_in(f"nobody{i}", "x" * 8, address="10.0.0.66")
+    with pytest.raises(Throttled):
+        accounts.sign_in("bob", "battery staple", address="10.0.0.66")
+    assert accounts.sign_in("bob", "battery staple", address="10.0.0.7")[0].name == "bob"
+
+
+def test_sessions_end_on_sign_out_expiry_and_password_change(accounts, clock) -> None:
+    accounts.create("ada", "correct horse")
+    _, first = accounts.sign_in("ada", "correct horse")
+    _, second = accounts.sign_in("ada", "correct horse")
+    accounts.end_session(first)
+    with pytest.raises(SignInRefused, match="ended"):
+        accounts.session(first)
+    assert accounts.session(second).name == "ada"
+    clock.now += 1
+    accounts.change_password("ada", "correct horse", "new password 1")
+    with pytest.raises(SignInRefused):
+        accounts.session(second)
+    _, third = accounts.sign_in("ada", "new password 1")
+    clock.now += accounts.session_s + 1
+    with pytest.raises(SignInRefused):
+        accounts.session(third)
+    with pytest.raises(SignInRefused):
+        accounts.sign_in("ada", "correct horse")
+
+
+def test_tokens_are_stored_hashed_and_revocable(accounts) -> None:
+    accounts.create("ada", "correct horse")
+    token = accounts.create_token("ada", "laptop")
+    assert accounts.token_principal(token).name == "ada"
+    with accounts.db.connect() as conn:
+        stored = [tuple(r) for r in conn.execute("SELECT * FROM tokens")]
+    assert token not in repr(stored) and token.split("_", 2)[2] not in repr(stored)
+    with pytest.raises(SignInRefused):
+        accounts.token_principal(token[:-2] + "xx")
+    accounts.revoke_token("ada", accounts.tokens("ada")[0]["token_id"])
+    with pytest.raises(SignInRefused):
+        accounts.token_principal(token)
