@@ -1,11 +1,14 @@
-"""``python -m masis_core ask | resume | status | eval | calibrate`` — the same engine as the UI.
+"""``python -m masis_core ask | resume | status | eval | calibrate | users`` — the same engine
+as the UI, acting as an account when ``MASIS_AUTH`` is not ``none`` (``--user`` / ``--token``).
 
-Exit status: 0 completed (or paused for review: the JSON says which), 1 failed, 2 bad usage.
+Exit status: 0 completed (or paused for review: the JSON says which), 1 failed, 2 bad usage
+(and a refused sign-in or access).
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import sys
@@ -14,9 +17,12 @@ from typing import Any
 
 from masis_core.answers.judgement import percent
 from masis_core.cli import setup_logging
-from masis_core.errors import InputError, MasisError
+from masis_core.errors import AccessError, InputError, MasisError
 from masis_core.modes import MODES
-from masis_core.services.runs import RunRecord, RunService
+from masis_core.services.access import Door
+from masis_core.services.identity import cli_principal
+from masis_core.services.runs import RunRecord
+from masis_core.storage.accounts import Principal
 from masis_core.workspaces.workbench import Workbench
 
 
@@ -86,20 +92,29 @@ def finish(rec: RunRecord, as_json: bool, extra: dict[str, Any] | None = None) -
     return 1 if rec.status == "failed" else 0
 
 
+def door(args: argparse.Namespace, bench: Workbench | None = None) -> Door:
+    """The workbench as the account the command acts as (``--user`` / ``--token``)."""
+    bench = bench or Workbench()
+    who = cli_principal(bench, args.user, args.token, getpass.getpass)
+    return Door(bench, who)
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
-    bench = Workbench()
-    researcher = RunService(bench)
+    gate = door(args)
+    bench, researcher = gate.bench, gate.runs_service
     web_ready, web_reason = bench.web_status()
     if args.web and not web_ready:
         print(f"note: web search is off. {web_reason}", file=sys.stderr)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     question, rewrite = args.question, None
+    if args.thread:
+        gate.require_run(args.thread)
     if args.thread and not args.no_rewrite:  # (start checks the thread either way)
         rewrite = researcher.rewrite(args.thread, question)
         question = rewrite.question
         if not args.json:
             print(f"standalone question: {question}\n({rewrite.note()})", file=sys.stderr)
-    rec = researcher.ask(
+    rec = gate.ask(
         args.workspace,
         question,
         web=args.web,
@@ -118,17 +133,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
         response = json.loads(args.response) if args.response else None
     except json.JSONDecodeError as exc:
         raise InputError(f"--response is not valid JSON: {exc}") from exc
-    researcher = RunService(Workbench())
+    gate = door(args)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
-    return finish(researcher.resume(args.run_id, response, on_event=on_event), args.json)
+    return finish(gate.resume(args.run_id, response, on_event=on_event), args.json)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    bench = Workbench()
+    gate = door(args)
+    bench = gate.bench
     status = bench.provider_status()
     from masis_core.services.runs import RunStore
 
-    runs = RunStore(bench).list(limit=20)
+    runs = [r for r in RunStore(bench).list(limit=500) if gate.may(r.workspace_id)][:20]
     data: dict[str, Any] = {
         "mode": status.mode,
         "label": status.label,
@@ -150,7 +166,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         ),
         "workspaces": [
             {"id": ws.id, "embed_model": ws.embed_model, "documents": len(bench.documents(ws.id))}
-            for ws in bench.registry.list_workspaces()
+            for ws in gate.workspaces()
         ],
         "recent_runs": [
             {
@@ -242,9 +258,10 @@ def _eval_outline(args: argparse.Namespace) -> int:
             raise InputError(f"cannot read the question file {path}: {exc}") from exc
         questions = outline.load_question_file(path.name, data)
     progress = _stderr_progress(args)
+    gate = door(args)
     report = outline.run_evaluation(
-        Workbench(),
-        args.workspace,
+        gate.bench,
+        gate.workspace(args.workspace).id,
         k=args.k or 5,
         questions=questions,
         per_doc=args.per_doc,
@@ -258,13 +275,15 @@ def _eval_outline(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Without ``--questions``: the workspace's confidence, fitted on its outline questions and
     the analyst's verdicts. With it: the retrieval threshold, from a question file."""
+    gate = door(args)
+    ws_id = gate.workspace(args.workspace, "calibrate").id
     if args.questions is None:
         from evaluation import calibration
 
         progress = _stderr_progress(args)
         report = calibration.calibrate_workspace(
-            Workbench(),
-            args.workspace,
+            gate.bench,
+            ws_id,
             progress=None if progress is None else lambda d, t, what: progress(f"{what} {d}/{t}"),
             limit=args.max_questions,
         )
@@ -272,7 +291,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return 0
     from evaluation import retrieval as evaluate
 
-    report = evaluate.calibrate(Workbench(), args.workspace, Path(args.questions), keep=args.keep)
+    report = evaluate.calibrate(gate.bench, ws_id, Path(args.questions), keep=args.keep)
     print(json.dumps(report, indent=2) if args.json else evaluate.format_calibration(report))
     return 0
 
@@ -301,6 +320,11 @@ def add_calibrate(sub: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m masis_core")
     parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument(
+        "--user",
+        help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
+    )
+    parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="ask a question of a workspace")
     ask.add_argument("--workspace", "-w", required=True)
@@ -350,7 +374,80 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
     add_calibrate(sub)
+    add_users(sub)
     return parser
+
+
+def new_password(args: argparse.Namespace, name: str) -> str:
+    """The new password: a line of stdin (``--password-stdin``), else asked twice."""
+    if args.password_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass(f"New password for {name}: ")
+    if getpass.getpass("Again: ") != first:
+        raise InputError("The two passwords differ; nothing was changed.")
+    return first
+
+
+def admin_of(args: argparse.Namespace, bench: Workbench) -> Principal | None:
+    """The admin acting; None while there is no account yet (the first becomes admin)."""
+    if bench.accounts.count() == 0:
+        return None
+    who = cli_principal(bench, args.user, args.token, getpass.getpass)
+    if not who.admin:
+        raise AccessError(f"'{who.name}' is not an admin: only admins manage accounts.")
+    return who
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    """``users add | list | reset | remove``: accounts, for admins (the first ``add`` needs
+    no sign-in: it makes the first admin)."""
+    bench = Workbench()
+    who = admin_of(args, bench)
+    actor = who.name if who else ""
+    accounts = bench.accounts
+    if args.action == "list":
+        rows = [
+            {"name": a.name, "admin": a.admin, "created_at": a.created_at, "oidc": a.oidc}
+            for a in accounts.all()
+        ]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        for r in [] if args.json else rows:
+            print(f"{r['name']}{' (admin)' if r['admin'] else ''}  since {r['created_at']}")
+        return 0
+    if not args.name:
+        raise InputError(f"users {args.action} needs an account NAME")
+    if args.action == "add":
+        acc = accounts.create(
+            args.name, new_password(args, args.name), actor=actor, admin=args.admin
+        )
+        print(f"account {acc.name} created{' (admin)' if acc.admin else ''}")
+    elif args.action == "reset":
+        if who is None:
+            raise InputError("There is no account yet: create one with `users add NAME`.")
+        accounts.set_password(args.name, new_password(args, args.name), actor=actor)
+        print(f"password of {args.name} reset; its sessions have ended")
+    else:
+        if who is None:
+            raise InputError("There is no account yet.")
+        moved = accounts.remove(args.name, actor=actor)
+        print(
+            f"account {args.name} removed"
+            + (f"; {', '.join(moved)} now owned by {actor}" if moved else "")
+        )
+    return 0
+
+
+def add_users(sub: Any) -> None:
+    users = sub.add_parser("users", help="accounts (admins): add, list, reset, remove")
+    users.add_argument("action", choices=["add", "list", "reset", "remove"])
+    users.add_argument("name", nargs="?")
+    users.add_argument("--admin", action="store_true", help="add: make the account an admin")
+    users.add_argument(
+        "--password-stdin", action="store_true", help="add/reset: read the password from stdin"
+    )
+    users.add_argument("--json", action="store_true")
+    users.set_defaults(func=cmd_users)
 
 
 # Loggers whose INFO ``--verbose`` shows; every other library stays at WARNING.

@@ -27,6 +27,7 @@ from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import ChunkWords, WordVectors
 from masis_core.retrieval.store import VectorStore
+from masis_core.storage.accounts import Accounts
 from masis_core.storage.db import open_database
 from masis_core.storage.owners import HOST, owner_alive
 from masis_core.storage.registry import Document, Registry, Workspace
@@ -88,6 +89,22 @@ class Workbench:
             lambda words: self.embedder(WORDLLAMA).embed_documents(words)
         )
         self.chunk_words = ChunkWords(self.word_vectors)
+        self._accounts: Accounts | None = None
+
+    @property
+    def accounts(self) -> Accounts:
+        """Accounts, members, sessions and the audit log (used when MASIS_AUTH is not
+        ``none``), with the settings' session life and sign-in limits."""
+        if self._accounts is None:
+            s = self.settings
+            self._accounts = Accounts(
+                self.db,
+                session_s=s.session_hours * 3600,
+                max_failures=s.signin_max_failures,
+                max_failures_address=s.signin_max_failures_address,
+                window_s=s.signin_window_s,
+            )
+        return self._accounts
 
     # -- providers ----------------------------------------------------------------------
     def provider_status(self, status: OllamaStatus | None = None) -> ProviderStatus:

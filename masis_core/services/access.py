@@ -1,0 +1,180 @@
+"""The one door to workspaces for a principal: every read and write checks its role first.
+
+The pages, the CLI and the jobs reach workspaces, documents, runs, exports and page previews
+through ``Door``: a workspace the principal is no member of answers exactly as one that does
+not exist ("There is no workspace 'x'.", a run "not found"), so no one learns what others
+have. A visible workspace with too small a role answers ``AccessError`` saying which role the
+action needs. A run belongs to its workspace: reading, resuming or exporting it needs a role
+there. With ``MASIS_AUTH=none`` the principal is ``LOCAL``, an admin: every check passes and
+nothing is audited, as before accounts existed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from masis_core.errors import AccessError, WorkspaceError
+from masis_core.services.records import RunRecord
+from masis_core.services.runs import RunService
+from masis_core.storage.accounts import LOCAL, RANK, Principal, Role
+from masis_core.storage.registry import Document, Workspace
+from masis_core.workspaces.workbench import Workbench
+
+# What each action needs (the issue's roles: owner shares, renames, deletes; editor uploads
+# and deletes documents; viewer asks and reads runs).
+NEEDS: dict[str, Role] = {
+    "read": "viewer",
+    "ask": "viewer",
+    "export": "viewer",
+    "upload": "editor",
+    "delete_document": "editor",
+    "calibrate": "editor",
+    "share": "owner",
+    "delete_workspace": "owner",
+}
+
+
+def no_workspace(ws_id: str) -> WorkspaceError:
+    """The one answer for a workspace that does not exist and for one the principal may not
+    see (the same words, the same type)."""
+    return WorkspaceError(f"There is no workspace '{str(ws_id)[:80]}'.")
+
+
+class Door:
+    """What ``who`` may do with the workbench; one per request or browser session (cheap)."""
+
+    def __init__(self, bench: Workbench, who: Principal = LOCAL, runs: RunService | None = None):
+        self.bench, self.who, self._runs = bench, who, runs
+
+    @property
+    def runs_service(self) -> RunService:
+        if self._runs is None:
+            self._runs = RunService(self.bench)
+        return self._runs
+
+    # -- checks -------------------------------------------------------------------------
+    def role(self, ws_id: str) -> Role | None:
+        if self.who.local:
+            return "owner"
+        return self.bench.accounts.role(self.who, ws_id)
+
+    def workspace(self, ws_id: str, action: str = "read") -> Workspace:
+        """The workspace when the principal may do ``action`` in it."""
+        ws = self.bench.registry.get_workspace(ws_id) if isinstance(ws_id, str) else None
+        role = self.role(ws.id) if ws is not None else None
+        if ws is None or role is None:
+            raise no_workspace(ws_id)
+        need = NEEDS[action]
+        if RANK[role] < RANK[need]:
+            raise AccessError(
+                f"Your role in workspace '{ws.id}' is {role}; {action.replace('_', ' ')} "
+                f"needs {need}. Ask an owner of the workspace."
+            )
+        return ws
+
+    def may(self, ws_id: str, action: str = "read") -> bool:
+        try:
+            self.workspace(ws_id, action)
+        except (WorkspaceError, AccessError):
+            return False
+        return True
+
+    def audit(self, action: str, target: str, detail: str = "") -> None:
+        if not self.who.local:
+            self.bench.accounts.audit(self.who.name, action, target, detail)
+
+    # -- workspaces ---------------------------------------------------------------------
+    def workspaces(self) -> list[Workspace]:
+        spaces = self.bench.workspaces()
+        if self.who.local:
+            return spaces
+        visible = self.bench.accounts.visible(self.who)
+        return spaces if visible is None else [ws for ws in spaces if ws.id in visible]
+
+    def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
+        """A new workspace, owned by its creator."""
+        ws = self.bench.create_workspace(name, embedder)
+        if not self.who.local:
+            self.bench.accounts.grant(ws.id, self.who.name, "owner", actor=self.who.name)
+            self.audit("workspace.create", ws.id)
+        return ws
+
+    def delete_workspace(self, ws_id: str, jobs: Any = None) -> int:
+        """Delete it with its runs (through the job manager when given: it refuses while work
+        runs there). Returns the number of runs removed."""
+        ws = self.workspace(ws_id, "delete_workspace")
+        removed = (jobs or self.runs_service).delete_workspace(ws.id)
+        self.audit("workspace.delete", ws.id, f"{removed} runs")
+        return int(removed)
+
+    def share(self, ws_id: str, account: str, role: Role | None) -> None:
+        ws = self.workspace(ws_id, "share")
+        self.bench.accounts.grant(ws.id, account, role, actor=self.who.name)
+
+    def members(self, ws_id: str) -> dict[str, Role]:
+        return self.bench.accounts.members(self.workspace(ws_id).id)
+
+    # -- documents ----------------------------------------------------------------------
+    def documents(self, ws_id: str) -> list[Document]:
+        return self.bench.documents(self.workspace(ws_id).id)
+
+    def delete_document(self, ws_id: str, doc_id: str) -> None:
+        ws = self.workspace(ws_id, "delete_document")
+        if self.bench.registry.get_document(ws.id, doc_id) is None:
+            raise AccessError("That document is not in the workspace (deleted meanwhile?).")
+        self.bench.delete_document(ws.id, doc_id)
+        self.audit("document.delete", f"{ws.id}/{doc_id}")
+
+    def preview_allowed(self, ws_id: str, doc_id: str) -> bool:
+        """Whether a page of the document may be drawn for this principal: the workspace is
+        visible to it and still holds the document."""
+        return self.may(ws_id) and self.bench.registry.get_document(ws_id, doc_id) is not None
+
+    # -- runs ---------------------------------------------------------------------------
+    def run(self, run_id: str | None, action: str = "read") -> RunRecord | None:
+        """The run, or None when it does not exist or its workspace is not visible."""
+        rec = self.runs_service.get(run_id) if run_id else None
+        if rec is None or not self.may(rec.workspace_id):
+            return None
+        self.workspace(rec.workspace_id, action)  # a visible one: the role must suffice
+        return rec
+
+    def require_run(self, run_id: str, action: str = "read") -> RunRecord:
+        rec = self.run(run_id, action)
+        if rec is None:
+            raise WorkspaceError(f"No run '{str(run_id)[:80]}' was found.")
+        return rec
+
+    def runs(self, ws_id: str, status: str | None = None, limit: int = 200) -> list[RunRecord]:
+        return self.runs_service.runs(self.workspace(ws_id).id, status=status, limit=limit)
+
+    def thread(self, run_id: str) -> list[RunRecord]:
+        return self.runs_service.thread(self.require_run(run_id).run_id)
+
+    def start(self, ws_id: str, question: str, **options: Any) -> Any:
+        """Record a run (``RunService.start``) in a workspace the principal may ask in."""
+        ws = self.workspace(ws_id, "ask")
+        if options.get("thread"):
+            self.require_run(options["thread"])
+        started = self.runs_service.start(ws.id, question, **options)
+        self.audit("run.start", f"{ws.id}/{started[0].run_id}")
+        return started
+
+    def ask(self, ws_id: str, question: str, **options: Any) -> RunRecord:
+        on_event = options.pop("on_event", None)
+        rec, state = self.start(ws_id, question, **options)
+        return self.runs_service.drive(rec, state, on_event)
+
+    def resume(self, run_id: str, response: dict[str, Any] | None, **kw: Any) -> RunRecord:
+        self.require_run(run_id, "ask")
+        self.audit("run.resume", run_id)
+        return self.runs_service.resume(run_id, response, **kw)
+
+    def mark(self, run_id: str, right: bool | None) -> None:
+        self.runs_service.mark(self.require_run(run_id).run_id, right)
+
+    def export(self, run_id: str) -> RunRecord:
+        """The run to export, audited."""
+        rec = self.require_run(run_id, "export")
+        self.audit("run.export", f"{rec.workspace_id}/{rec.run_id}")
+        return rec
