@@ -39,9 +39,9 @@ from masis_core.workspaces.workbench import Workbench
 WORKSPACE = "manuals"
 
 
-def workspace(bench: Workbench, pdfs: Path) -> str:
-    """The manuals' workspace, ingested unless an earlier run left it in the data dir."""
-    ws = bench.open_workspace(WORKSPACE, "wordllama", create=True)
+def workspace(bench: Workbench, pdfs: Path, name: str = WORKSPACE) -> str:
+    """The PDFs' workspace, ingested unless an earlier run left it in the data dir."""
+    ws = bench.open_workspace(name, "wordllama", create=True)
     if not bench.documents(ws.id):
         ingestor = Ingestor(bench)
         sources = [Source.of_path(p) for p in expand_paths([pdfs])]
