@@ -11,6 +11,9 @@ import logging
 
 import streamlit as st
 
+from masis_core.config import get_settings
+from masis_core.errors import ConfigError
+from masis_core.services.identity import check_listen
 from ui.sidebar import navigation_links, routed
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -20,6 +23,14 @@ logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 st.set_page_config(page_title="MASIS Workbench", page_icon="🔎", layout="wide")
 
+# No sign-in (MASIS_AUTH=none) beyond loopback: nothing is served, and the log says why.
+try:
+    check_listen(get_settings(), st.get_option("server.address"))
+except ConfigError as exc:
+    logging.getLogger("masis_core.app").error("%s", exc)
+    st.error(str(exc), icon="🔒")
+    st.stop()
+
 # Every page has an address of its own (/library, /research, /inspector, /runs).
 LIBRARY = st.Page("pages/library.py", title="Library", icon="📚", url_path="library")
 PAGES = [
@@ -28,6 +39,8 @@ PAGES = [
     st.Page("pages/inspector.py", title="Inspector", icon="📊", url_path="inspector"),
     st.Page("pages/runs.py", title="Runs", icon="🗂️", url_path="runs"),
 ]
+if get_settings().auth != "none":  # passwords, tokens, and for admins the audit log
+    PAGES.append(st.Page("pages/account.py", title="Account", icon="👤", url_path="account"))
 
 
 def _root() -> None:

@@ -18,13 +18,13 @@ from masis_core.services.inspection import (
 )
 from masis_core.text.markup import plain
 from ui import charts
+from ui.auth import door
 from ui.calibration import calibration_panel
 from ui.evaluation import evaluation_panel
-from ui.resources import run_service
 from ui.sidebar import run_picker, workspace_or_stop
 
 ws = workspace_or_stop("📊 Retrieval inspector")
-runs = run_service().runs(ws.id)
+runs = door().runs(ws.id)
 runs_tab, evaluation_tab, calibration_tab = st.tabs(
     ["Runs", "Evaluate this workspace", "Confidence calibration"]
 )

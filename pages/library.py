@@ -6,8 +6,10 @@ import streamlit as st
 
 from ingest import kinds
 from ingest.pipeline import Source
+from masis_core.errors import MasisError
 from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
+from ui.auth import door
 from ui.documents import document_list
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs
@@ -33,7 +35,10 @@ with st.form("upload", clear_on_submit=True):
 if submitted and files:
     # The bytes are read now: an upload belongs to this browser session, the job does not.
     sources = [Source.of_bytes(f.name, f.getvalue()) for f in files]
-    st.session_state[BATCH] = workers.ingest(ws, sources).id
+    try:
+        st.session_state[BATCH] = workers.ingest(door().workspace(ws.id, "upload"), sources).id
+    except MasisError as exc:  # a viewer's upload
+        st.error(untrusted(str(exc)))
 
 job = workers.get(st.session_state.get(BATCH))
 if job is not None and job.workspace_id != ws.id:

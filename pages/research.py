@@ -13,9 +13,10 @@ from masis_core.modes import MODES
 from masis_core.services.runs import RunRecord
 from masis_core.services.web import parse_domains
 from masis_core.text.markup import untrusted
+from ui.auth import door
 from ui.follow import follow_run, watch_record
 from ui.followup import ask_follow_up, thread_caption
-from ui.resources import jobs, run_service, workbench
+from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop
 from ui.views import (
     is_final,
@@ -30,7 +31,7 @@ from ui.views import (
 LAST_RUN = "research_run"
 
 ws = workspace_or_stop("🔎 Research")
-bench, research, workers = workbench(), run_service(), jobs()
+bench, workers = workbench(), jobs()
 web_ready, web_reason = bench.web_status()
 
 with st.form("ask"):
@@ -103,7 +104,7 @@ elif asked:
         show(started.id)
 
 run_id = st.query_params.get("run") or st.session_state.get(LAST_RUN)
-rec = research.get(run_id) if run_id else None
+rec = door().run(run_id) if run_id else None
 if rec is not None and rec.workspace_id != ws.id:
     rec = None  # a link from another workspace
 job = workers.get(rec.run_id) if rec is not None else None
@@ -133,7 +134,7 @@ if rec is not None:
             show(follow_up_run)
             st.rerun()
 
-paused = research.runs(ws.id, status="needs_human", limit=20)
+paused = door().runs(ws.id, status="needs_human", limit=20)
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:

@@ -15,9 +15,9 @@ from masis_core.services.reports import (
     thread_markdown,
 )
 from masis_core.text.markup import plain
+from ui.auth import door
 from ui.evidence import report_pdf
 from ui.followup import thread_caption
-from ui.resources import run_service
 from ui.sidebar import run_picker, workspace_runs_or_stop
 from ui.views import question_heading, render_answer, render_trace, status_line
 
@@ -46,7 +46,7 @@ left.download_button(
     mime="application/pdf",
     key=f"export-pdf-{rec.run_id}",
 )
-turns = run_service().thread(rec.run_id)
+turns = door().thread(rec.run_id)
 if len(turns) > 1:
     left.download_button(
         f"Export the thread ({len(turns)} turns)",

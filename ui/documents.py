@@ -7,7 +7,8 @@ import streamlit as st
 
 from masis_core.storage.registry import Document, Workspace
 from masis_core.text.markup import untrusted
-from ui.resources import highlighted_page, workbench
+from ui.auth import door
+from ui.resources import highlighted_page
 from ui.sidebar import say_once
 
 # The document whose deletion waits for the analyst's confirmation.
@@ -15,7 +16,7 @@ CONFIRM_KEY = "document_deleting"
 
 
 def _delete(ws: Workspace, doc: Document) -> None:
-    workbench().delete_document(ws.id, doc.doc_id)
+    door().delete_document(ws.id, doc.doc_id)
     # Past runs drew its pages; those drawings go (and page views ask the registry first).
     highlighted_page.clear()
     st.session_state.pop(CONFIRM_KEY, None)
@@ -43,16 +44,17 @@ def _confirm(ws: Workspace, doc: Document) -> None:
 
 
 def document_list(ws: Workspace) -> None:
-    docs = workbench().documents(ws.id)
+    docs = door().documents(ws.id)
     if not docs:
         st.info("No documents yet.")
+    may_delete = door().may(ws.id, "delete_document")
     for doc in docs:
         cols = st.columns([6, 1, 1, 1])
         ocr = f" · OCR: {len(doc.ocr_pages)} of {doc.pages} pages" if doc.ocr_pages else ""
         cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`{ocr}")
         cols[1].metric("pages", doc.pages)
         cols[2].metric("chunks", doc.chunks)
-        if cols[3].button("Delete", key=f"del-{doc.doc_id}"):
+        if may_delete and cols[3].button("Delete", key=f"del-{doc.doc_id}"):
             st.session_state[CONFIRM_KEY] = doc.doc_id
         if st.session_state.get(CONFIRM_KEY) == doc.doc_id:
             _confirm(ws, doc)

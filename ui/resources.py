@@ -49,7 +49,9 @@ def provider_status() -> ProviderStatus:
 def document_present(workspace_id: str, doc_id: str) -> bool:
     """Whether the workspace still holds the document: asked before a page is drawn, since
     ``highlighted_page`` keeps drawings of documents deleted since."""
-    return workbench().registry.get_document(workspace_id, doc_id) is not None
+    from ui.auth import door  # (ui.auth builds on this module)
+
+    return door().preview_allowed(workspace_id, doc_id)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

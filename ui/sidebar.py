@@ -9,12 +9,14 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from masis_core.errors import MasisError, WorkspaceError
+from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
 from masis_core.services.runs import RunRecord
+from masis_core.storage.accounts import ROLES, Role
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
-from ui.resources import highlighted_page, jobs, provider_status, run_service, workbench
+from ui.auth import account_box, door, principal_or_stop
+from ui.resources import highlighted_page, jobs, provider_status, workbench
 
 WORKSPACE_KEY = "workspace_id"
 # The analyst's choice of workspace, kept apart from the picker widget's own state.
@@ -43,7 +45,7 @@ def navigation_links(pages: Sequence[StreamlitPage]) -> None:
 def linked_run() -> RunRecord | None:
     """The run the address names, or None (no ``?run=``, or an id that names no run)."""
     run_id = st.query_params.get(RUN_PARAM)
-    return run_service().get(run_id) if run_id else None
+    return door().run(run_id) if run_id else None
 
 
 def unknown_run_notice() -> None:
@@ -126,7 +128,7 @@ def _create_form() -> None:
         )
         if st.form_submit_button("Create"):
             try:
-                ws = bench.create_workspace(name, embedder)
+                ws = door().create_workspace(name, embedder)
             except MasisError as exc:
                 st.error(untrusted(str(exc)))
             else:
@@ -150,7 +152,7 @@ def _delete_box(ws: Workspace) -> None:
                 st.rerun()
             return
         busy = jobs().working(ws.id)
-        docs, runs = len(workbench().documents(ws.id)), len(run_service().runs(ws.id))
+        docs, runs = len(door().documents(ws.id)), len(door().runs(ws.id))
         if busy:
             st.info(
                 "A batch, a run, an evaluation or a calibration is still working in this "
@@ -163,10 +165,10 @@ def _delete_box(ws: Workspace) -> None:
             )
         yes, no = st.columns(2)
         if yes.button("Delete", type="primary", key="ws-delete-yes", disabled=bool(busy)):
-            docs = len(workbench().documents(ws.id))
+            docs = len(door().documents(ws.id))
             try:
-                removed = jobs().delete_workspace(ws.id)
-            except WorkspaceError as exc:  # work started since the page was drawn
+                removed = door().delete_workspace(ws.id, jobs())
+            except MasisError as exc:  # work started since the page was drawn
                 st.error(str(exc))
                 return
             highlighted_page.clear()  # its pages, drawn for past runs, are not shown again
@@ -195,11 +197,13 @@ def render_sidebar() -> Workspace | None:
     the next page crashed. The choice is therefore kept under a key of its own, which no
     widget owns, and handed back to the picker on every page.
     """
-    bench = workbench()
+    who = principal_or_stop()
+    gate = door()
     with st.sidebar:
         st.markdown("### MASIS Workbench")
+        account_box(who)
         mode_badge()
-        spaces = bench.workspaces()
+        spaces = gate.workspaces()
         by_id = {ws.id: ws for ws in spaces}
         if PENDING_KEY in st.session_state:
             st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
@@ -228,9 +232,30 @@ def render_sidebar() -> Workspace | None:
             st.warning("No workspace yet: create one below.")
         with st.expander("New workspace", expanded=not spaces):
             _create_form()
-        if selected is not None:
+        if selected is not None and not who.local and gate.may(selected.id, "share"):
+            _share_box(selected)
+        if selected is not None and gate.may(selected.id, "delete_workspace"):
             _delete_box(selected)
     return selected
+
+
+def _share_box(ws: Workspace) -> None:
+    """Owners share the workspace by account name: viewer (ask, read runs), editor (also
+    upload and delete documents), owner (also share and delete)."""
+    with st.expander("Share this workspace"):
+        for member, has in door().members(ws.id).items():
+            st.caption(f"{untrusted(member)}: {has}")
+        with st.form("share", clear_on_submit=True):
+            name = st.text_input("Account name", key="share-name")
+            choice = st.selectbox("Role", [*ROLES, "remove"], key="share-role")
+            if st.form_submit_button("Share"):
+                role: Role | None = next((r for r in ROLES if r == choice), None)
+                try:
+                    door().share(ws.id, name, role)
+                except MasisError as exc:
+                    st.error(untrusted(str(exc)))
+                else:
+                    st.rerun()
 
 
 def ensure_router() -> None:
@@ -273,7 +298,7 @@ def workspace_runs_or_stop(title: str) -> tuple[Workspace, list[RunRecord]]:
     """The opening of the pages about runs: as ``workspace_or_stop``, and a clear stop when
     the workspace has no run yet."""
     ws = workspace_or_stop(title)
-    runs = run_service().runs(ws.id)
+    runs = door().runs(ws.id)
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")
         st.stop()

@@ -33,7 +33,7 @@ PASSWORD_MIN = 8
 PASSWORD_MAX = 1024
 TOKEN_PREFIX = "masis_"
 # Characters an account name may hold beside letters and digits.
-NAME_PUNCTUATION = frozenset("._-@")
+NAME_PUNCTUATION = frozenset("._-@+")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class AuditEntry:
 
 def normalise_name(raw: str) -> str:
     """The account name as stored: NFKC-normalised, case-folded, trimmed. Refused when empty,
-    longer than 64 characters, holding anything but letters, digits and ``. _ - @``, or
+    longer than 64 characters, holding anything but letters, digits and ``. _ - @ +``, or
     mixing scripts (``pаul`` with a Cyrillic ``а`` would pass for ``paul``)."""
     name = unicodedata.normalize("NFKC", raw or "").casefold().strip()
     name = unicodedata.normalize("NFKC", name)  # casefold can undo NFKC (e.g. "ß" → "ss")
@@ -79,7 +79,7 @@ def normalise_name(raw: str) -> str:
     bad = [c for c in name if not (c.isalnum() or c in NAME_PUNCTUATION)]
     if bad:
         raise AccessError(
-            f"An account name holds letters, digits and . _ - @ only, not {bad[0]!r}."
+            f"An account name holds letters, digits and . _ - @ + only, not {bad[0]!r}."
         )
     scripts = {_script(c) for c in name if c.isalpha()}
     if len(scripts) > 1:

@@ -1,0 +1,126 @@
+"""Signing in and out of the Streamlit app (AppTest): MASIS_AUTH=local's form, and
+MASIS_AUTH=oidc's ``st.login`` path with ``st.user`` as Streamlit's AppTest seeds it (no OIDC
+provider is installable from the package index here; docs/team.md says so)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from masis_core.config import get_settings
+from masis_core.errors import SignInRefused
+from masis_core.services.records import RunRecord
+from masis_core.services.runs import RunStore
+from masis_core.workspaces.workbench import Workbench
+from tests.apptest import fresh_app
+
+
+def auth_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> Workbench:
+    monkeypatch.setenv("MASIS_AUTH", mode)
+    get_settings.cache_clear()
+    return Workbench(get_settings())
+
+
+def workspace_ids(at: AppTest) -> list[str]:
+    boxes = [s for s in at.sidebar.selectbox if s.label == "Workspace"]
+    return [o.split(" · ")[0] for o in boxes[0].options] if boxes else []
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    (button,) = [b for b in at.button if b.label == label]
+    return button.click().run()
+
+
+def sign_in(at: AppTest, name: str, password: str) -> AppTest:
+    at.text_input(key="signin-name").input(name)
+    at.text_input(key="signin-password").input(password)
+    return click(at, "Sign in")
+
+
+def test_sign_in_shows_only_your_workspaces_and_sign_out_ends_access(settings, monkeypatch) -> None:
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    for name in ("ann", "bob"):
+        bench.accounts.create(name, f"{name} password")
+        bench.registry.create_workspace(f"{name}-ws", "wordllama")
+        bench.accounts.grant(f"{name}-ws", name, "owner", actor="root")
+    RunStore(bench).save(
+        RunRecord("bobrun000001", "bob-ws", "bob's question", "offline", "completed")
+    )
+
+    at = fresh_app()
+    at.run()
+    assert not at.exception and workspace_ids(at) == []
+    assert [t.key for t in at.text_input] == ["signin-name", "signin-password"]
+    sign_in(at, "ann", "wrong password")
+    assert "Wrong account name or password" in at.error[0].value and workspace_ids(at) == []
+    sign_in(at, "ANN", "ann password")  # names are case-folded
+    assert not at.exception, at.exception
+    assert workspace_ids(at) == ["ann-ws"]
+    assert any("Signed in as **ann**" in c.value for c in at.sidebar.caption)
+    secret = at.session_state["masis_session"]
+    # Bob's run by its address: "not found", the same as a run that does not exist.
+    at.query_params["run"] = "bobrun000001"
+    at.run()
+    hidden = [w.value for w in at.warning if "No run" in w.value]
+    at.query_params["run"] = "nosuchrun001"
+    at.run()
+    missing = [w.value for w in at.warning if "No run" in w.value]
+    assert (
+        hidden
+        and missing
+        and hidden[0].replace("bobrun000001", "X") == missing[0].replace("nosuchrun001", "X")
+    )
+    click(at, "Sign out")
+    assert workspace_ids(at) == [] and "signin-name" in [t.key for t in at.text_input]
+    with pytest.raises(SignInRefused):
+        bench.accounts.session(secret)  # over in the database too, not only in this tab
+    actions = [e.action for e in bench.accounts.audit_log()]
+    assert {"signin", "signin.fail", "signout"} <= set(actions)
+
+
+def test_oidc_signs_in_through_st_user_and_makes_the_account(settings, monkeypatch) -> None:
+    bench = auth_mode(monkeypatch, "oidc")
+    bench.registry.create_workspace("old-ws", "wordllama")
+    at = fresh_app()
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert [b.label for b in at.button] == ["Sign in"] and workspace_ids(at) == []
+    at.user = {"is_logged_in": True, "email": "Ann@Example.org", "sub": "1"}
+    at.run()
+    assert not at.exception, at.exception
+    assert workspace_ids(at) == ["old-ws"]  # the first account: admin, owns the old data
+    assert bench.accounts.get("ann@example.org").admin
+    at2 = fresh_app()
+    at2.user = {"is_logged_in": True, "email": "bob@example.org", "sub": "2"}
+    at2.run()
+    assert not at2.exception and workspace_ids(at2) == []
+    assert not bench.accounts.get("bob@example.org").admin
+    click(at2, "Sign out")  # st.logout: AppTest's user becomes logged out
+    assert [b.label for b in at2.button] == ["Sign in"]
+
+
+def run_on_open_address() -> AppTest:
+    """The app as served with ``--server.address 0.0.0.0``."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    try:
+        at = fresh_app()
+        at.run()
+    finally:
+        config.set_option("server.address", before)
+    return at
+
+
+def test_an_open_address_without_sign_in_serves_nothing(settings, monkeypatch) -> None:
+    """``server.address`` beyond loopback with MASIS_AUTH=none: the app says what to set and
+    draws no page; MASIS_ALLOW_OPEN=1 serves it."""
+    at = run_on_open_address()
+    assert "MASIS_ALLOW_OPEN=1" in at.error[0].value and workspace_ids(at) == []
+    assert "No workspace yet" not in " ".join(w.value for w in at.sidebar.warning)
+    monkeypatch.setenv("MASIS_ALLOW_OPEN", "1")
+    get_settings.cache_clear()
+    at = run_on_open_address()
+    assert not at.error and "No workspace yet" in " ".join(w.value for w in at.sidebar.warning)

@@ -1,0 +1,120 @@
+"""Who uses this browser session, by ``MASIS_AUTH``, and the door (``Door``) they act through.
+
+``none``: the local user, nothing drawn. ``local``: a sign-in form; the session's secret stays
+in the server-side session state (never in the address or a cookie, so it cannot be fixed
+from outside) and is checked against the database on every rerun: a sign-out, a password
+change or the session's expiry ends its access at the next click. ``oidc``: Streamlit's
+``st.login`` / ``st.user`` with ``[auth]`` in ``.streamlit/secrets.toml``; the account is made
+on first sign-in (the first one is admin). Jobs started by a session run on in the server
+process after it signs out; the audit log names the account that started them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from masis_core.errors import MasisError, SignInRefused
+from masis_core.services.access import Door
+from masis_core.storage.accounts import LOCAL, Principal
+from masis_core.text.markup import untrusted
+from ui.resources import run_service, workbench
+
+SESSION_KEY = "masis_session"
+
+
+def mode() -> str:
+    return workbench().settings.auth
+
+
+def principal() -> Principal | None:
+    """The signed-in principal, or None (then the page shows the sign-in and stops)."""
+    if mode() == "none":
+        return LOCAL
+    if mode() == "oidc":
+        return _oidc_principal()
+    secret = st.session_state.get(SESSION_KEY)
+    if not secret:
+        return None
+    try:
+        return workbench().accounts.session(secret)
+    except SignInRefused:
+        st.session_state.pop(SESSION_KEY, None)
+        return None
+
+
+def _oidc_principal() -> Principal | None:
+    if not st.user.get("is_logged_in"):
+        return None
+    claims = st.user.to_dict()
+    name = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub"))
+    accounts = workbench().accounts
+    if accounts.get(name) is None:
+        accounts.create(name, None, actor=name)
+    return accounts.principal(name)
+
+
+def door() -> Door:
+    """The signed-in principal's door (call after ``principal_or_stop``)."""
+    who = principal()
+    if who is None:
+        st.stop()
+    return Door(workbench(), who, run_service())
+
+
+def principal_or_stop() -> Principal:
+    """The principal, or the sign-in drawn and the page stopped."""
+    who = principal()
+    if who is not None:
+        return who
+    st.title("MASIS Workbench")
+    if mode() == "oidc":
+        st.info("Sign in with your organisation's account to open the workbench.")
+        st.button("Sign in", type="primary", on_click=st.login, key="oidc-login")
+        st.stop()
+    _sign_in_form()
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop raises
+
+
+def _sign_in_form() -> None:
+    if workbench().accounts.count() == 0:
+        st.warning(
+            "No account exists yet. An operator creates the first (admin) account with "
+            "`python -m masis_core users add NAME` on the server."
+        )
+    with st.form("sign-in"):
+        name = st.text_input("Account name", key="signin-name")
+        password = st.text_input("Password", type="password", key="signin-password")
+        submitted = st.form_submit_button("Sign in", type="primary")
+    if not submitted:
+        return
+    address = st.context.ip_address  # the throttle's second key (None behind some proxies)
+    try:
+        _, secret = workbench().accounts.sign_in(
+            name, password, address if isinstance(address, str) else ""
+        )
+    except MasisError as exc:
+        st.error(untrusted(str(exc)))
+        return
+    st.session_state[SESSION_KEY] = secret
+    st.rerun()
+
+
+def sign_out() -> None:
+    """End the session's access now: its database row goes, so no rerun passes again."""
+    if mode() == "oidc":
+        st.logout()
+        return
+    secret = st.session_state.pop(SESSION_KEY, None)
+    if secret:
+        workbench().accounts.end_session(secret)
+
+
+def account_box(who: Principal) -> None:
+    """In the sidebar: who is signed in, and the sign-out."""
+    if who.local:
+        return
+    st.caption(f"Signed in as **{untrusted(who.name)}**{' (admin)' if who.admin else ''}")
+    if st.button("Sign out", key="sign-out"):
+        sign_out()
+        st.rerun()
