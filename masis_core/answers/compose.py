@@ -55,7 +55,6 @@ HEADING_WEIGHT = 0.5
 MAX_OVERLAP_WORDS = 120
 
 _CHUNK_INDEX = re.compile(r"/(\d+)$")
-_ITEM_TAIL = re.compile(r"[^\d\s]\s(\d{1,2})\.$")
 _ITEM_MARKER = re.compile(r"^\(?(\d{1,2})[.)]$")
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
 _ORDINAL_START = re.compile(r"^(?:.*:\s+)?(" + "|".join(_ORDINALS) + r"),\s", re.I)
@@ -227,7 +226,6 @@ def quotable(p: Passage) -> list[list[Sentence]]:
         if seg.kind == "header":
             continue
         fits = MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
-        fits = fits and not _took_next_item_number(seg.text)
         if seg.kind != "sentence" or not fits:
             heading = _stems(seg.text) if seg.kind == "heading" else heading
             runs.append([])
@@ -238,16 +236,6 @@ def quotable(p: Passage) -> list[list[Sentence]]:
             Sentence(seg.text, _markers(p, seg), _stems(seg.text), heading, follows, item)
         )
     return [run for run in runs if run]
-
-
-def _took_next_item_number(text: str) -> bool:
-    """ "... battery.runtime.low 3." after "2. ...": an item that took the next item's number
-    for its end. Only when the item before it is there: "... serviced by team 3." and "The
-    fuse is at 2." end on their own figure (the segmenter's rule for item numbers)."""
-    tail = _ITEM_TAIL.search(text)
-    if tail is None or int(tail.group(1)) < 2:
-        return False
-    return re.search(rf"(?:^|\s){int(tail.group(1)) - 1}\.\s", text) is not None
 
 
 def _ranks(evidence: list[Evidence]) -> dict[int, int]:

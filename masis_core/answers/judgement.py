@@ -107,7 +107,6 @@ _CODE_Q = re.compile(
     r"|variable|setting|directive|utility|tool|flag|class|module|argument|parameter)s?\b",
     re.I,
 )
-_DEFINITION_Q = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
 _NUMBER_WORDS = (
     r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
     r"|hundred|thousand|million|billion|dozen|half|twice|double|triple"
@@ -647,7 +646,6 @@ def _form_features(question: str) -> dict[str, float]:
     return {
         "how_to": float(bool(_HOW_TO_Q.search(question))),
         "asks_for_code": float(bool(_CODE_Q.search(question))),
-        "asks_definition": float(bool(_DEFINITION_Q.search(question))),
         "asked_specific": float(kind not in ("open", "yes_no")),
         "yes_no": float(kind == "yes_no"),
     }
@@ -685,18 +683,12 @@ def _evidence_features(
     texts = [ev.get("text", "") for ev in evidence]
     every = " ".join(texts)
     passage_stems = [content_stems(t) for t in texts]
-    by_doc = _by_doc(focus)
-    focus_stems = set().union(*(content_stems(t) for t in by_doc.values())) if by_doc else set()
     # Names after the question's first word ("What", "How" are capitalised, not names).
     q_names = {n.lower() for n in names(question)}
-    focus_names = {n.lower() for t in by_doc.values() for n in names(" " + t)}
     return {
         "passage_words": (sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0),
         "best_passage_coverage": max((_share(wanted, s) for s in passage_stems), default=0.0),
         "max_dense": max((float(ev.get("score") or 0.0) for ev in evidence), default=0.0),
-        "max_keyword_coverage": max(
-            (float(ev.get("coverage") or 0.0) for ev in evidence), default=0.0
-        ),
         "max_soft": max((float(ev.get("soft") or 0.0) for ev in evidence), default=0.0),
         "question_figures_missing": float(
             any(n not in every for n in re.findall(r"\d[\d,.]*\d|\d", question))
@@ -704,18 +696,6 @@ def _evidence_features(
         "question_names_missing": (
             sum(n not in every.lower() for n in q_names) / len(q_names) if q_names else 0.0
         ),
-        # The best single sentence's share of the question: a passage can hold every word of
-        # the question in different sentences and still say nothing about it.
-        "sentence_coverage": max(
-            (_share(wanted, content_stems(s)) for t in by_doc.values() for s in sentences(t)),
-            default=0.0,
-        )
-        if wanted
-        else 0.0,
-        "question_terms_missing": float(min(6, len(wanted - focus_stems))),
-        # The question names something ("Germany", "Oxford") that no passage in focus names,
-        # while they name other things ("France", "Cambridge"): a neighbour, not the subject.
-        "names_substituted": float(bool(q_names - focus_names) and bool(focus_names - q_names)),
     }
 
 
@@ -730,29 +710,20 @@ def _source_features(
     question: str, evidence: list[Evidence], focus: list[Evidence]
 ) -> dict[str, float]:
     """How the sources in focus stand towards each other: the dispute model's inputs."""
-    wanted = content_stems(question)
     pairs = _pairs(question, focus)
     focus_texts = [ev.get("text", "") for ev in focus]
     by_doc = _by_doc(focus)
-    verdicts = [valence(_on_topic(t, wanted)) for t in by_doc.values()]
     on_topic = [p for p in pairs if p.shared >= PAIR_TOPIC]
     return {
         "sources": float(min(len({_doc(ev) for ev in evidence}), 4)),
         "opposed_pair": float(any(p.opposed for p in pairs)),
         "topic_pair": float(bool(on_topic)),
-        "stance_clash": float(any(p.stance for p in on_topic)),
         "figure_clash": float(any(p.figures for p in on_topic)),
-        "negation_split": float(any(p.negation for p in on_topic)),
-        "disagreement_words": float(sum(bool(DISAGREEMENT.search(t)) for t in focus_texts)),
         "opinion_sources": float(sum(bool(OPINION.search(t)) for t in focus_texts)),
         "hedged": float(any(len(HEDGE.findall(t)) >= 2 for t in focus_texts)),
         "reporting_sources": float(min(3, sum(bool(REPORTING.search(t)) for t in focus_texts))),
         "years_differ": float(
             len({frozenset(_YEAR.findall(t)) for t in focus_texts if _YEAR.search(t)}) >= 2
-        ),
-        "verdict_split": max(verdicts) - min(verdicts) if len(verdicts) > 1 else 0.0,
-        "figure_clash_documents": float(
-            any(figure_clash(x, y) for x, y in itertools.combinations(by_doc.values(), 2))
         ),
         "hedge_words": float(min(6, sum(len(HEDGE.findall(t)) for t in by_doc.values()))),
     }
@@ -762,18 +733,13 @@ def _source_features(
 # question (that is the answer model's business, and it shifts between document sets).
 DISPUTE_FEATURES = (
     "opposed_pair",
-    "stance_clash",
     "figure_clash",
-    "negation_split",
-    "disagreement_words",
     "opinion_sources",
     "reporting_sources",
     "years_differ",
     "hedged",
     "yes_no",
     "sources",
-    "verdict_split",
-    "figure_clash_documents",
     "hedge_words",
 )
 
@@ -784,7 +750,6 @@ ANSWER_FEATURES = (
     "answer_coverage",
     "best_passage_coverage",
     "max_dense",
-    "max_keyword_coverage",
     "max_soft",
     "head_missing_cited",
     "asked_specific",
@@ -794,9 +759,6 @@ ANSWER_FEATURES = (
     "question_names_missing",
     "hedged",
     "sources",
-    "sentence_coverage",
-    "question_terms_missing",
-    "names_substituted",
     "hedge_words",
 )
 

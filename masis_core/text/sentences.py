@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem, words
+from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem, words, wordset
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 # A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.
@@ -142,10 +142,6 @@ def text_names(text: str) -> set[str]:
     return found
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 SegmentKind = Literal["sentence", "heading", "toc", "table", "header", "fragment", "debris"]
 
 
@@ -165,13 +161,13 @@ class Segment:
 # Capitalised words that open a sentence and are hardly ever capitalised inside one: one of
 # them right after a word that cannot end a clause marks where a heading stopped and the body
 # began ("11.2 Linear models The basic function ...", "Canvas size This documentation ...").
-_STRONG_OPENERS = _wordset(
+_STRONG_OPENERS = wordset(
     "The This These There They It If You We When While Since Although Because However Here "
     "Please Unless Whereas"
 )
 # Weaker openers only end the title of a numbered heading ("6.3.2 User name on the remote host
 # If you use ..."), where the number already says a title is there.
-_WEAK_OPENERS = _wordset(
+_WEAK_OPENERS = wordset(
     "A An In On At For To By With Without From As One Use Using See Each Every All Some Most "
     "Many Such Other Both Any Only Even Once After Before Then Thus Hence Also Yes No Suppose "
     "Consider Occasionally Usually Generally Typically Normally Sometimes Often Instead Finally "
@@ -180,23 +176,23 @@ _WEAK_OPENERS = _wordset(
 )
 _OPENERS = _STRONG_OPENERS | _WEAK_OPENERS
 # Admonition labels set on a line of their own ("Note", "Tip", "Caution").
-_LABELS = _wordset("Note Tip Caution Warning Important Attention Hint Remark")
+_LABELS = wordset("Note Tip Caution Warning Important Attention Hint Remark")
 _LABEL_COLON = re.compile(
     r"^(?:Note|Tip|Caution|Warning|Important|Example|Examples|Syntax|Source|Sources):$"
 )
 # Words after which a section number is a reference, not a heading ("see Section 3.2 Foo").
-_REFERENCE_WORDS = _wordset(
+_REFERENCE_WORDS = wordset(
     "section sections chapter chapters appendix version versions release releases page pages "
     "table figure rfc since until v r nut python gnuplot linux"
 )
-_ABBREVIATIONS = _wordset(
+_ABBREVIATIONS = wordset(
     "e.g. i.e. etc. vs. cf. dr. mr. mrs. ms. st. no. fig. sec. eq. p. pp. vol. al. approx. "
     "resp. incl. ca. viz. inc. ltd. corp. co. jr. sr. min. max. ref."
 )
 _SECTION_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
 _CHAPTER_NUMBER = re.compile(r"^\d{1,2}$")
 # Words that make the number before them a quantity, never a section's number.
-_MAGNITUDES = _wordset(
+_MAGNITUDES = wordset(
     "hundred thousand million billion trillion percent per cent degrees times fold"
 )
 _LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[a-z][.)]|\([a-z0-9]{1,2}\))$")
@@ -758,7 +754,7 @@ def _with_items(found: list[Segment], w: _Words) -> list[Segment]:
 # subject would be followed by its verb ("Results show ...").
 MAX_TERM_WORDS = 12
 _TERM_WORD = re.compile(r"^(?:[A-Za-z_.][\w.$:]*\(|--?[A-Za-z][\w-]*,?$)")
-_OBJECT_OPENERS = _wordset("a an the its their each every all one whether")
+_OBJECT_OPENERS = wordset("a an the its their each every all one whether")
 
 
 def _defines(term: Segment, entry: Segment) -> bool:
