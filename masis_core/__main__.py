@@ -107,7 +107,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"note: web search is off. {web_reason}", file=sys.stderr)
     on_event = None if args.json else lambda kind, e: kind == "node" and print(node_line(e))
     question, rewrite = args.question, None
-    if args.thread:
+    if args.thread and not gate.who.local:  # (the local user: start's own message, as before)
         gate.require_run(args.thread)
     if args.thread and not args.no_rewrite:  # (start checks the thread either way)
         rewrite = researcher.rewrite(args.thread, question)

@@ -36,7 +36,7 @@ if submitted and files:
     # The bytes are read now: an upload belongs to this browser session, the job does not.
     sources = [Source.of_bytes(f.name, f.getvalue()) for f in files]
     try:
-        st.session_state[BATCH] = workers.ingest(door().workspace(ws.id, "upload"), sources).id
+        st.session_state[BATCH] = workers.ingest(ws, sources, door=door()).id
     except MasisError as exc:  # a viewer's upload
         st.error(untrusted(str(exc)))
 

@@ -77,7 +77,7 @@ def show(run_id: str) -> None:
 
 def start_resume(rec: RunRecord, response: dict | None) -> None:
     try:
-        workers.resume(rec.run_id, response)
+        workers.resume(rec.run_id, response, door=door())
     except MasisError as exc:
         st.error(untrusted(str(exc)))
     else:
@@ -97,7 +97,7 @@ if asked and not question.strip():
     st.warning("Type a question first.")
 elif asked:
     try:
-        started = workers.ask(ws.id, question, **options)
+        started = workers.ask(ws.id, question, door=door(), **options)
     except MasisError as exc:
         st.error(untrusted(str(exc)))
     else:

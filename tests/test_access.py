@@ -20,7 +20,7 @@ from argon2 import PasswordHasher
 
 from masis_core.__main__ import main as cli
 from masis_core.config import Settings
-from masis_core.errors import AccessError, ConfigError, WorkspaceError
+from masis_core.errors import AccessError, ConfigError, InputError, WorkspaceError
 from masis_core.services.access import Door, no_workspace
 from masis_core.services.identity import check_listen
 from masis_core.services.records import RunRecord
@@ -112,9 +112,9 @@ def one_request(world: World, tally: Counter[str]) -> None:
         run_id = rng.choice(pool)
         try:
             rec = door.run(run_id) if op == "run" else door.export(run_id)
-        except WorkspaceError as exc:
+        except InputError as exc:
             rec = None
-            tally["bad_message"] += str(exc) != f"No run '{run_id}' was found."
+            tally["bad_message"] += str(exc) != f"There is no run '{run_id}'."
         if rec is not None:
             tally["leak"] += not world.allowed(name, rec.workspace_id, "viewer")
             tally["ok"] += 1
@@ -218,7 +218,7 @@ def cli_request(world: World, tokens: dict[str, str], tally: Counter[str]) -> No
     with redirect_stdout(out), redirect_stderr(err):
         code = cli(["--token", tokens[name], "resume", run_id, "--json"])
     hidden = not world.allowed(name, world.run_ws[run_id], "viewer")
-    said_missing = f"No run '{run_id}' was found." in err.getvalue()
+    said_missing = f"There is no run '{run_id}'." in err.getvalue()
     tally["leak"] += hidden != said_missing or code != 2
 
 
@@ -314,3 +314,35 @@ def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
     assert code == 2 and "last admin" in said
     assert run_cli(["--user", "ada", "users", "remove", "bob"])[0] == 0
     assert [a.name for a in Workbench(get_settings()).accounts.all()] == ["ada"]
+
+
+def test_jobs_check_the_role_and_stay_the_accounts_after_sign_out(bench, settings) -> None:
+    """The job manager checks the door it is given; a run started in a session goes on after
+    that session signs out, owned by the account (the job and the audit log say whose)."""
+    from ingest.pipeline import Ingestor, Source
+    from masis_core.services.jobs import JobManager
+
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    for ws in ("shared", "private"):
+        bench.registry.create_workspace(ws, "wordllama")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("ann", "ann password")
+    bench.accounts.grant("shared", "ann", "viewer", actor="root")
+    who, secret = bench.accounts.sign_in("ann", "ann password")
+    runs = RunService(bench)
+    ann = Door(bench, who, runs)
+    jobs = JobManager(runs, Ingestor(bench))
+    job = jobs.ask("shared", "What does the manual say about pumps?", door=ann)
+    bench.accounts.end_session(secret)  # signed out while the run works
+    assert job.wait(120) and job.state == "done" and job.account == "ann"
+    assert runs.get(job.id) is not None and ann.run(job.id) is not None
+    assert ("ann", "run.start") in [(e.actor, e.action) for e in bench.accounts.audit_log()]
+    with pytest.raises(AccessError, match="needs editor"):
+        jobs.ingest(
+            bench.registry.require_workspace("shared"), [Source.of_bytes("a.txt", b"x")], door=ann
+        )
+    with pytest.raises(WorkspaceError, match="There is no workspace 'private'"):
+        jobs.ask("private", "What does it say?", door=ann)
+    hidden, _ = runs.start("private", "A question of root's")
+    with pytest.raises(InputError, match="There is no run"):
+        jobs.resume(hidden.run_id, None, door=ann)

@@ -19,6 +19,7 @@ from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
 from masis_core.workspaces.calibration import CalibrationStore
 from ui import charts
+from ui.auth import door
 from ui.follow import follow_task
 from ui.resources import jobs, workbench
 
@@ -26,7 +27,7 @@ LAST_JOB = "calibration_job"
 
 
 def _start(ws: Workspace) -> None:
-    if st.button("Recalibrate now", key="calibration-start"):
+    if door().may(ws.id, "calibrate") and st.button("Recalibrate now", key="calibration-start"):
         work = job_work(workbench())(ws)
         job = jobs().task("calibration", ws.id, f"confidence calibration of {ws.id}", work)
         st.session_state[LAST_JOB] = job.id

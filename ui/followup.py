@@ -14,6 +14,7 @@ import streamlit as st
 from masis_core.errors import MasisError
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import untrusted
+from ui.auth import door
 from ui.resources import jobs, run_service
 from ui.views import HEADING_CHARS, shorten
 
@@ -78,7 +79,9 @@ def ask_follow_up(rec: RunRecord, options: dict[str, Any]) -> str | None:
         return None
     typed, question = follow_up
     try:
-        job = jobs().ask(rec.workspace_id, question, thread=rec.run_id, follow_up=typed, **options)
+        job = jobs().ask(
+            rec.workspace_id, question, door=door(), thread=rec.run_id, follow_up=typed, **options
+        )
     except MasisError as exc:
         st.error(untrusted(str(exc)))
         return None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from masis_core.errors import WorkspaceError
+from masis_core.services.access import Door
 from masis_core.services.runs import RunRecord, RunService
 from masis_core.storage.registry import Workspace
 
@@ -81,6 +82,9 @@ class Job:
     kind: JobKind
     workspace_id: str
     title: str
+    # The account that started it (empty: the local user). A job runs on in the server after
+    # that browser session signs out; it stays the account's, in the audit log too.
+    account: str = ""
     state: JobState = "queued"
     error: str | None = None
     # research: the trace the run had before this job, then each node's entry as it finishes
@@ -149,20 +153,31 @@ class JobManager:
         self._lock = threading.Lock()
 
     # -- research runs ------------------------------------------------------------------
-    def ask(self, workspace_id: str, question: str, **options: Any) -> Job:
+    def ask(
+        self, workspace_id: str, question: str, *, door: Door | None = None, **options: Any
+    ) -> Job:
         """Record the run (input errors raise here, before any job exists), then drive it in
-        a worker. The job's id is the run id."""
-        rec, state = self.research.start(workspace_id, question, **options)
-        return self._run_job(rec, state, rec.question)
+        a worker. The job's id is the run id. ``door``: the principal asking (its role in
+        the workspace is checked); None for the local user."""
+        start = door.start if door is not None else self.research.start
+        rec, state = start(workspace_id, question, **options)
+        return self._run_job(rec, state, rec.question, account=_account(door))
 
-    def resume(self, run_id: str, response: dict[str, Any] | None) -> Job:
+    def resume(
+        self, run_id: str, response: dict[str, Any] | None, *, door: Door | None = None
+    ) -> Job:
         """Claim the run for this process (a second claimant gets ``RunBusy`` at once), then
         drive it in a worker."""
+        if door is not None:
+            door.require_run(run_id, "ask")
+            door.audit("run.resume", run_id)
         rec, graph_input = self.research.claim(run_id, response)
         heading = rec.question
         if response and response.get("action") == "rephrase":
             heading = str(response.get("text") or "").strip() or heading
-        return self._run_job(rec, graph_input, heading, base_trace=rec.trace)
+        return self._run_job(
+            rec, graph_input, heading, base_trace=rec.trace, account=_account(door)
+        )
 
     def _run_job(
         self,
@@ -170,8 +185,10 @@ class JobManager:
         graph_input: Any,
         heading: str,
         base_trace: list[dict[str, Any]] | None = None,
+        account: str = "",
     ) -> Job:
         job = Job(rec.run_id, "research", rec.workspace_id, heading, base_trace=base_trace or [])
+        job.account = account
 
         def work() -> None:
             job.state = "running"
@@ -187,13 +204,17 @@ class JobManager:
         return job
 
     # -- ingest batches -----------------------------------------------------------------
-    def ingest(self, ws: Workspace, sources: Sequence[Any]) -> Job:
+    def ingest(self, ws: Workspace, sources: Sequence[Any], *, door: Door | None = None) -> Job:
         """Ingest files in order in the batch worker; each file's stage and report show on
-        the job as they happen, files not yet started stay 'queued'."""
+        the job as they happen, files not yet started stay 'queued'. ``door``: the principal
+        uploading (it needs the editor role)."""
+        if door is not None:
+            ws = door.workspace(ws.id, "upload")
+            door.audit("document.upload", ws.id, f"{len(sources)} files")
         names = self.ingestor.display_names(sources)
         title = names[0] if len(names) == 1 else f"{len(names)} files"
         self.cancel_active(ws.id, "calibration")  # fitted on documents about to change
-        job = Job(uuid.uuid4().hex[:12], "ingest", ws.id, title)
+        job = Job(uuid.uuid4().hex[:12], "ingest", ws.id, title, account=_account(door))
         job.files = [FileProgress(n) for n in names]
 
         def on_start(i: int, _source: Any) -> Progress:
@@ -300,3 +321,7 @@ class JobManager:
             for key in finished[: max(0, len(finished) - KEEP_FINISHED)]:
                 del self._jobs[key]
         pool.submit(work)
+
+
+def _account(door: Door | None) -> str:
+    return "" if door is None or door.who.local else door.who.name
