@@ -31,6 +31,7 @@ rec = run_picker(
     "runs-open",
     lambda r: f"{r.run_id} · {r.status} · {plain(r.question[:80])}",
 )
+audited = functools.partial(door().exported, rec.run_id)  # a download is an audited export
 left, mid, right = st.columns(3)
 left.download_button(
     "Export as Markdown",
@@ -38,6 +39,7 @@ left.download_button(
     file_name=report_filename(rec),
     mime="text/markdown",
     key=f"export-{rec.run_id}",
+    on_click=audited,
 )
 left.download_button(
     "Export as PDF",
@@ -45,6 +47,7 @@ left.download_button(
     file_name=pdf_filename(rec),
     mime="application/pdf",
     key=f"export-pdf-{rec.run_id}",
+    on_click=audited,
 )
 turns = door().thread(rec.run_id)
 if len(turns) > 1:
@@ -54,6 +57,7 @@ if len(turns) > 1:
         file_name=thread_filename(turns),
         mime="text/markdown",
         key=f"export-thread-{rec.thread_id}",
+        on_click=audited,
     )
 if mid.button(
     "Continue on the Research page" if rec.status == "needs_human" else "Open in Research"

@@ -119,10 +119,17 @@ def test_bob_cannot_see_or_open_anns_workspace_runs_previews_or_exports(tmp_path
         open_as(ann, f"{url}/runs?run={run_id}", "ann", "Runs")
         assert workspaces(ann) == ["ann-ws"]
         expect(ann.get_by_role("heading", name=QUESTION)).to_be_visible()
-        expect(ann.get_by_role("button", name="Export as Markdown")).to_be_visible()
+        with ann.expect_download() as download:
+            ann.get_by_role("button", name="Export as Markdown").click()
+        assert QUESTION in Path(download.value.path()).read_text()
+        idle(ann)
 
         bob.get_by_role("button", name="Sign out").click()
         expect(bob.get_by_role("button", name="Sign in")).to_be_visible()
         expect(bob.get_by_test_id("stSidebar").get_by_role("combobox")).to_have_count(0)
         browser.close()
     assert not server_problems(log)
+    audit = Workbench(Settings.local(data)).accounts.audit_log()
+    seen = {(e.actor, e.action) for e in audit}
+    assert {("ann", "run.export"), ("bob", "signin"), ("bob", "signout")} <= seen
+    assert ("bob", "run.export") not in seen
