@@ -124,3 +124,29 @@ def test_an_open_address_without_sign_in_serves_nothing(settings, monkeypatch) -
     get_settings.cache_clear()
     at = run_on_open_address()
     assert not at.error and "No workspace yet" in " ".join(w.value for w in at.sidebar.warning)
+
+
+def test_account_page_audit_log_for_admins_only_and_password_change(settings, monkeypatch) -> None:
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("ann", "ann password")
+    at = fresh_app()
+    at.run()
+    sign_in(at, "ann", "ann password")
+    at.switch_page("pages/account.py").run()
+    assert not at.exception, at.exception
+    headers = [h.value for h in at.subheader]
+    assert "Personal tokens" in headers and "Audit log" not in headers
+    at.text_input(key="pw-old").input("ann password")
+    at.text_input(key="pw-new").input("ann's new password")
+    click(at, "Change password")
+    assert bench.accounts.verify_password("ann", "ann's new password").name == "ann"
+    at.run()  # this tab stays signed in on a session of its own
+    assert any("Signed in as **ann**" in c.value for c in at.sidebar.caption)
+    root = fresh_app()
+    root.run()
+    sign_in(root, "root", "root password")
+    root.switch_page("pages/account.py").run()
+    assert "Audit log" in [h.value for h in root.subheader]
+    log = root.dataframe[-1].value
+    assert {"signin", "password.change"} <= set(log["action"])

@@ -11,6 +11,7 @@ import streamlit as st
 from masis_core.errors import AccessError, MasisError
 from masis_core.storage.accounts import Principal
 from masis_core.text.markup import untrusted
+from ui.auth import SESSION_KEY
 from ui.resources import workbench
 
 
@@ -25,15 +26,18 @@ def _try(action: Callable[[], object], done: str) -> None:
 
 
 def password_form(who: Principal) -> None:
-    accounts = workbench().accounts
     with st.form("change-password", clear_on_submit=True):
         old = st.text_input("Current password", type="password", key="pw-old")
         new = st.text_input("New password (8 characters or more)", type="password", key="pw-new")
         if st.form_submit_button("Change password"):
-            _try(
-                lambda: accounts.change_password(who.name, old, new),
-                "Password changed; your other sessions have ended.",
-            )
+            _try(lambda: _change(who, old, new), "Password changed; your other sessions ended.")
+
+
+def _change(who: Principal, old: str, new: str) -> None:
+    """Every session of the account ends with the old password; this tab gets a new one."""
+    accounts = workbench().accounts
+    accounts.change_password(who.name, old, new)
+    st.session_state[SESSION_KEY] = accounts.open_session(who.name)
 
 
 def token_box(who: Principal) -> None:
