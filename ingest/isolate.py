@@ -179,12 +179,16 @@ class ChildCall:
         finally:
             self._close()
 
-    def ready(self, on_progress: ProgressFn | None = None) -> bool:
-        """Whether the outcome is in, without waiting: what the child sent so far is read
-        (its progress reported), and ``outcome`` then returns at once."""
-        while self._final is None and not self._receive.closed and self._receive.poll(0):
+    def ready(self, on_progress: ProgressFn | None = None, wait_s: float = 0.0) -> bool:
+        """Whether the outcome is in, waiting at most ``wait_s`` for a message: what the child
+        sent so far is read (its progress reported), and ``outcome`` then returns at once."""
+        while self._final is None and not self._receive.closed and self._receive.poll(wait_s):
             self._take(on_progress)
         return self._final is not None
+
+    def overdue(self) -> bool:
+        """Past its deadline (``outcome`` would stop it now)."""
+        return self._final is None and time.monotonic() >= self._deadline
 
     def _take(self, on_progress: ProgressFn | None) -> None:
         """Read one message: progress moves the deadline, anything else is the outcome."""
@@ -219,6 +223,21 @@ class ChildCall:
             self._proc.join(5)
 
 
+def _parse_then(
+    data: bytes,
+    filename: str,
+    ocr: OcrOptions | None,
+    progress: ProgressFn,
+    ocr_later: bool,
+    then: Callable[[ParsedDocument], Any],
+) -> tuple[ParsedDocument, Any]:
+    """``parse_bytes`` and what ``then`` makes of its document, unless pages wait for OCR
+    (the document is then finished by ``with_scans``, and ``then`` runs on that, in the
+    parent)."""
+    parsed = parse_bytes(data, filename, ocr, progress, ocr_later)
+    return parsed, None if parsed.ocr_pending else then(parsed)
+
+
 # A small text file is decoded here: no PDF code runs on it, and decoding and cleaning a
 # megabyte of text is linear. The fork it saves costs 30-100 ms in a parent holding the
 # embedder and Chroma (more than the parse), once per context in `eval governance`.
@@ -245,13 +264,20 @@ class PendingParse:
     """
 
     def __init__(
-        self, data: bytes, filename: str, timeout_s: float, ocr: OcrOptions | None = None
+        self,
+        data: bytes,
+        filename: str,
+        timeout_s: float,
+        ocr: OcrOptions | None = None,
+        then: Callable[[ParsedDocument], Any] | None = None,
     ) -> None:
         self.filename = filename
         self.timeout_s = timeout_s
         self.ocr = ocr
         self._data = data
         self._done: ParsedDocument | DocumentError | None = None
+        self._then = then
+        self._made: Any = None
         self._child: ChildCall | None = None
         self._scans: ChildCall | None = None
         if in_process(data, filename):
@@ -262,16 +288,32 @@ class PendingParse:
             return
         if ocr is not None:
             preload(ocr.engine)
-        self._child = ChildCall(
-            parse_bytes, (data, filename, ocr, no_progress, ocr is not None), timeout_s
-        )
+        args = (data, filename, ocr, no_progress, ocr is not None)
+        if then is None:
+            self._child = ChildCall(parse_bytes, args, timeout_s)
+        else:
+            self._child = ChildCall(_parse_then, (*args, then), timeout_s)
+
+    def settled(self, wait_s: float = 0.0) -> bool:
+        """Whether the text layer's result is in, waiting at most ``wait_s`` (a batch then
+        starts the next file's parse, or stores another file first), or is overdue (then
+        only ``result`` tells what became of it)."""
+        return self._child is None or self._child.ready(None, wait_s) or self._child.overdue()
+
+    def made(self) -> Any:
+        """What ``then`` made of the parsed document in the child; None when it did not run
+        there (a small text file, a failed parse) or when OCR added pages since."""
+        return self._made if self._scans is None else None
 
     def _text(self, cancelled: Callable[[], bool] = lambda: False) -> ParsedDocument:
         """The text layer's result (waited for once), pages to OCR listed."""
         if self._child is not None:
             child, self._child = self._child, None
             try:
-                self._done = self._payload(child, child.outcome(None, cancelled))
+                value = self._payload(child, child.outcome(None, cancelled))
+                if self._then is not None:
+                    value, self._made = value
+                self._done = value
             except DocumentError as exc:
                 self._done = exc
         if isinstance(self._done, DocumentError):
@@ -297,8 +339,9 @@ class PendingParse:
         return True
 
     def scans_read(self, on_progress: ProgressFn | None = None) -> bool:
-        """Whether the OCR child is done (its progress so far reported), without waiting."""
-        return self._scans is None or self._scans.ready(on_progress)
+        """Whether the OCR child is done (its progress so far reported) or overdue, without
+        waiting."""
+        return self._scans is None or self._scans.ready(on_progress) or self._scans.overdue()
 
     def result(
         self, on_progress: ProgressFn | None = None, cancelled: Callable[[], bool] = lambda: False

@@ -9,9 +9,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
+import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +27,7 @@ from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
+from masis_core.retrieval.bm25 import keyword_columns
 from masis_core.retrieval.store import chunk_id
 from masis_core.storage.owners import current_owner, owner_alive
 from masis_core.storage.registry import INGESTING, Workspace
@@ -191,21 +195,180 @@ class _Prepared:
     data: bytes = b""
     doc_id: str | None = None
     parse: PendingParse | None = None
+    # The chunks' keyword columns (``keyword_columns``), made with the chunks.
+    columns: list[tuple[str, str]] | None = None
+
+
+def chunked(
+    parsed: ParsedDocument, size: int, overlap: int
+) -> tuple[list[Chunk], list[tuple[str, str]]]:
+    """A parsed document's chunks and their keyword rows' columns: made in the parse child,
+    on the second core, while the parent embeds and stores the files before it."""
+    chunks = chunk_pages(parsed.pages, size, overlap)
+    return chunks, [keyword_columns(c.text) for c in chunks]
+
+
+# How far a batch parses ahead of the file it stores: a parse child at a time, the next one
+# started as soon as the last has parsed, so that a large file (the 2,415 pages of
+# R-fullrefman.pdf) is parsed while the smaller ones before it are stored, not after. Each
+# file ahead holds its bytes and, once parsed, its text and chunks: bounded in both.
+AHEAD_FILES = 4
+AHEAD_BYTES = 200 * 1024 * 1024
+# How often a batch waiting for the next file's parse looks whether the file set aside is
+# ready first.
+WAIT_POLL_S = 0.02
+
+
+class _ParseAhead:
+    """The batch's files read, checked and parsed ahead of the one being stored."""
+
+    def __init__(
+        self,
+        ingestor: Ingestor,
+        ws: Workspace,
+        sources: Sequence[Source],
+        cancelled: Callable[[], bool],
+    ) -> None:
+        self.ingestor, self.ws, self.sources, self.cancelled = ingestor, ws, sources, cancelled
+        self.queue: deque[_Prepared] = deque()
+        self.started = 0
+        self.last: PendingParse | None = None  # the parse started last
+        self.spared: PendingParse | None = None  # the parse of the file set aside
+
+    def spare(self, parse: PendingParse) -> None:
+        """A file set aside while it parses: its child no longer holds back the next one."""
+        if not parse.settled():
+            self.spared = parse
+        self.pump()
+
+    def pumping(self, progress: Progress) -> Progress:
+        """``progress`` that first starts the next parse if it may: between the stages of
+        a store, while the parent embeds and writes."""
+
+        def pumped(stage: str, done: int, total: int) -> None:
+            self.pump()
+            progress(stage, done, total)
+
+        return pumped
+
+    def pump(self) -> None:
+        """Start the next files' parses, one child at a time, within the bounds (none once
+        the batch is cancelled)."""
+        while self.started < len(self.sources) and not self.cancelled():
+            held = sum(len(p.data) for p in self.queue)
+            if len(self.queue) >= AHEAD_FILES or held >= AHEAD_BYTES:
+                return
+            last = self.last
+            if last is not None and last is not self.spared and not last.settled():
+                return
+            self._prepare_next()
+
+    def take(self) -> _Prepared:
+        """The batch's next file (read and its parse started now, if not yet)."""
+        if not self.queue:
+            self._prepare_next()
+        prepared = self.queue.popleft()
+        self.pump()
+        return prepared
+
+    def _prepare_next(self) -> None:
+        prepared = self.ingestor._prepare(self.ws, self.sources[self.started])
+        self.started += 1
+        self.queue.append(prepared)
+        if prepared.parse is not None:
+            self.last = prepared.parse
+
+    def cancel(self) -> None:
+        """Stop the parses of files not taken (an abandoned or cancelled batch)."""
+        for prepared in self.queue:
+            if prepared.parse is not None:
+                prepared.parse.cancel()
+        self.queue.clear()
 
 
 @dataclass
 class _Aside:
-    """A file whose scanned pages a child is reading while the batch goes on, and the
-    reports of the files done meanwhile (they follow its own, to keep the batch's order)."""
+    """A file still being parsed, or whose scanned pages a child is reading, while the batch
+    goes on with the files after it."""
 
     prepared: _Prepared
     progress: Progress
-    later: list[FileReport] = field(default_factory=list)
 
     def read(self) -> bool:
-        """Whether its pages are read (their progress so far reported), without waiting."""
-        assert self.prepared.parse is not None
-        return self.prepared.parse.scans_read(lambda d, t: self.progress("OCR pages", d, t))
+        """Whether it is parsed and its pages are read (their progress so far reported),
+        without waiting; the OCR of its pages starts once it is parsed."""
+        parse = self.prepared.parse
+        assert parse is not None
+        if not parse.settled():
+            return False
+        if not parse.scans_pending():
+            return True
+        return parse.scans_read(lambda d, t: self.progress("OCR pages", d, t))
+
+
+# A file at least this large that is still being parsed when its turn comes is set aside
+# while the files after it are stored (the 6.5 MB, 2,415-page R-fullrefman.pdf took 5 s to
+# parse and chunk, against 3 s to store the three files before it); a smaller one is waited
+# for, as its parse is about to end.
+ASIDE_BYTES = 2 * 1024 * 1024
+# Files a batch sets aside at once (a large file still being parsed, files whose scanned pages
+# are read): beyond, it waits for one of them. Two OCR children at a time at most, as OCR is
+# heavy; with the manuals, waiting for cables.pdf's page while the parse of R-fullrefman.pdf
+# was aside kept debian-reference.en.pdf, and the parent, waiting 1.6 s.
+MAX_ASIDE = 3
+
+
+class _Held:
+    """The batch's reports in its order: those of files done while a file before them is set
+    aside wait behind it, and a file aside is completed once it is ready."""
+
+    def __init__(self, ingestor: Ingestor, ws: Workspace, cancelled: Callable[[], bool]) -> None:
+        self.ingestor, self.ws, self.cancelled = ingestor, ws, cancelled
+        self.items: list[_Aside | FileReport] = []
+
+    def aside(self) -> list[_Aside]:
+        return [item for item in self.items if isinstance(item, _Aside)]
+
+    def release(self, wait: int = 0) -> Iterator[FileReport]:
+        """Complete the files aside that are ready (and the first ``wait`` of them, waiting
+        for them if need be), then yield the reports no file before them holds back."""
+        for k, item in enumerate(self.items):
+            if isinstance(item, _Aside) and (wait > 0 or item.read() or self.cancelled()):
+                wait -= 1
+                self.items[k] = self.complete(item)
+        while self.items and isinstance(first := self.items[0], FileReport):
+            self.items.pop(0)
+            yield first
+
+    def complete(self, item: _Aside) -> FileReport:
+        """A file aside stored, or, once the batch is cancelled, not (as a file not started)."""
+        prepared = item.prepared
+        if self.cancelled():
+            if prepared.parse is not None:
+                prepared.parse.cancel()
+            why = "cancelled: the batch was stopped while this file was read"
+            return failed(prepared.display, why, prepared.doc_id)
+        return self.ingestor._complete(self.ws, prepared, item.progress, cancelled=self.cancelled)
+
+    def wait_for(self, parse: PendingParse) -> Iterator[FileReport]:
+        """Wait for the next file's parse, completing the files aside that become ready
+        meanwhile (the parent stores them instead of waiting)."""
+        while self.aside() and not self.cancelled() and not parse.settled(WAIT_POLL_S):
+            if any(a.read() for a in self.aside()):
+                yield from self.release()
+
+    def make_room(self) -> Iterator[FileReport]:
+        """With ``MAX_ASIDE`` files aside, wait until one of them is ready and complete it."""
+        while len(self.aside()) >= MAX_ASIDE and not self.cancelled():
+            if any(a.read() for a in self.aside()):
+                yield from self.release()
+            else:
+                time.sleep(WAIT_POLL_S)
+
+    def cancel(self) -> None:
+        for item in self.aside():
+            if item.prepared.parse is not None:
+                item.prepared.parse.cancel()
 
 
 # Kept under its old name: tests and the sweep compare rows with this process's tag.
@@ -280,63 +443,53 @@ class Ingestor:
     ) -> Iterator[FileReport]:
         """Ingest files in order, yielding each report as it is done, in the batch's order.
 
-        While one file is embedded and stored, the next one is already read and parsed in its
-        child process: on two cores that hides most of the extraction time. A file with pages
-        to OCR is set aside while a second child reads them, and the files after it are
-        embedded and stored meanwhile (their reports wait behind its own; one file's OCR at a
-        time). Abandoning the iterator stops the children. ``cancelled`` is asked before each
-        file: once it says yes, no further file starts (the one being stored finishes, so
-        nothing is left half-written; a file still being read, or OCRed page by page, stops
-        at once and is reported ``cancelled``).
+        While one file is embedded and stored, the next ones are already read, parsed and
+        chunked in child processes (``_ParseAhead``): on two cores that hides the extraction.
+        A file is set aside while the files after it are embedded and stored (their reports
+        wait behind its own, ``_Held``) when a second child reads its scanned pages, or when
+        it is large and still being parsed when its turn comes. Abandoning the iterator stops
+        the children. ``cancelled`` is asked before each file: once it says yes, no further
+        file starts (the one being stored finishes, so nothing is left half-written; a file
+        still being read, set aside, or OCRed page by page, stops at once and is reported
+        ``cancelled``).
         """
-        ahead: _Prepared | None = None
-        aside: _Aside | None = None
-        if sources and not cancelled():
-            ahead = self._prepare(ws, sources[0])
+        ahead = _ParseAhead(self, ws, sources, cancelled)
+        held = _Held(self, ws, cancelled)
+        current: _Prepared | None = None
         try:
             for i in range(len(sources)):
                 if cancelled():
                     break
-                current, ahead = ahead, None
-                assert current is not None
-
-                def parse_next(i: int = i) -> None:
-                    nonlocal ahead
-                    if i + 1 < len(sources) and not cancelled():
-                        ahead = self._prepare(ws, sources[i + 1])
-
-                progress = on_start(i, sources[i]) or _noop
-                if current.parse is not None and current.parse.scans_pending(cancelled):
-                    if aside is not None:  # one file's OCR at a time: that one ends first
-                        yield from self._put_back(ws, aside, cancelled)
-                    aside = _Aside(current, progress)
-                    parse_next()
-                    continue
-                report = self._complete(ws, current, progress, parse_next, cancelled)
-                if aside is None:
-                    yield report
-                else:
-                    aside.later.append(report)
-                    if aside.read():
-                        yield from self._put_back(ws, aside, cancelled)
-                        aside = None
-                if ahead is None:  # this file ended before its parse (duplicate, too large)
-                    parse_next()
-            if aside is not None:
-                yield from self._put_back(ws, aside, cancelled)
-                aside = None
+                current = ahead.take()
+                progress = ahead.pumping(on_start(i, sources[i]) or _noop)
+                parse = current.parse
+                if parse is not None:
+                    # A large file still parsing, with files after it: they are stored first.
+                    behind = (
+                        len(current.data) >= ASIDE_BYTES
+                        and not held.aside()
+                        and i + 1 < len(sources)
+                        and not parse.settled()
+                    )
+                    if not behind:
+                        yield from held.wait_for(parse)
+                        if cancelled():  # while a file aside was stored: this one never starts
+                            break
+                    if behind or parse.scans_pending(cancelled):
+                        yield from held.make_room()
+                        if cancelled():
+                            break
+                        held.items.append(_Aside(current, progress))
+                        ahead.spare(parse)
+                        continue
+                held.items.append(self._complete(ws, current, progress, ahead.pump, cancelled))
+                yield from held.release()
+            yield from held.release(wait=len(held.items))
         finally:
-            for left in (ahead, aside.prepared if aside else None):
-                if left is not None and left.parse is not None:
-                    left.parse.cancel()
-
-    def _put_back(
-        self, ws: Workspace, aside: _Aside, cancelled: Callable[[], bool]
-    ) -> Iterator[FileReport]:
-        """The file set aside for OCR, completed once its pages are read (waiting for them
-        if need be), then the reports of the files done meanwhile."""
-        yield self._complete(ws, aside.prepared, aside.progress, cancelled=cancelled)
-        yield from aside.later
+            ahead.cancel()
+            held.cancel()
+            if current is not None and current.parse is not None:
+                current.parse.cancel()  # abandoned while it was waited for
 
     def _prepare(self, ws: Workspace, source: Source) -> _Prepared:
         """Read the file, settle what needs no parse (too large, already here), start the
@@ -362,7 +515,15 @@ class Ingestor:
         if prepared.early is None:
             kinds.preload(display)
             prepared.parse = PendingParse(
-                data, display, self.settings.parse_timeout_s, self.ocr_options()
+                data,
+                display,
+                self.settings.parse_timeout_s,
+                self.ocr_options(),
+                then=partial(
+                    chunked,
+                    size=self.settings.chunk_words,
+                    overlap=self.settings.chunk_overlap_words,
+                ),
             )
         return prepared
 
@@ -436,9 +597,10 @@ class Ingestor:
                 )
             finally:
                 parsed_hook()
-            chunks = chunk_pages(
-                parsed.pages, self.settings.chunk_words, self.settings.chunk_overlap_words
-            )
+            made = prepared.parse.made()
+            if made is None:  # no child made them (a small text file, pages read by OCR)
+                made = chunked(parsed, self.settings.chunk_words, self.settings.chunk_overlap_words)
+            chunks, prepared.columns = made
         except DocumentError as exc:
             return failed(display, str(exc), doc_id)
         except Exception as exc:  # a parser bug must not end the batch
@@ -495,7 +657,7 @@ class Ingestor:
         display, doc_id = prepared.display, report.doc_id
         assert doc_id is not None
         try:
-            self._store(ws, doc_id, prepared.data, display, chunks, progress, parsed.ocr_engine)
+            self._store(ws, doc_id, prepared, chunks, progress, parsed.ocr_engine, prepared.columns)
             self.bench.registry.mark_ready(
                 ws.id,
                 doc_id,
@@ -533,14 +695,15 @@ class Ingestor:
         self,
         ws: Workspace,
         doc_id: str,
-        data: bytes,
-        display: str,
+        prepared: _Prepared,
         chunks: list[Chunk],
         progress: Progress,
         ocr_engine: str | None = None,
+        columns: Sequence[tuple[str, str]] | None = None,
     ) -> None:
+        display = prepared.display
         crash_point("claimed")
-        self.bench.keep_file(doc_id, data)
+        self.bench.keep_file(doc_id, prepared.data)
         crash_point("file kept")
         embedder = self.bench.embedder(ws.embed_model)
         ids = [chunk_id(ws.id, doc_id, c.index) for c in chunks]
@@ -581,7 +744,7 @@ class Ingestor:
         crash_point("chunks written")
         progress("publishing", total, total)
         # Keyword rows before visibility: a visible chunk always has its BM25 row.
-        self.bench.bm25.add(ws.id, doc_id, ids, texts)
+        self.bench.bm25.add(ws.id, doc_id, ids, texts, columns)
         crash_point("keyword rows written")
         self.bench.store.make_visible(ws.embed_model, ids)
         crash_point("visible")

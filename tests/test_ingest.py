@@ -278,9 +278,9 @@ def test_a_batch_parses_the_next_file_while_storing_the_current_one(
     events: list[str] = []
 
     class RecordingParse(pipeline.PendingParse):
-        def __init__(self, data: bytes, filename: str, timeout_s: float, ocr=None) -> None:
+        def __init__(self, data: bytes, filename: str, timeout_s: float, ocr=None, **more) -> None:
             events.append(f"parse {filename}")
-            super().__init__(data, filename, timeout_s, ocr)
+            super().__init__(data, filename, timeout_s, ocr, **more)
 
     real_add = bench.store.add_chunks
 
@@ -310,6 +310,50 @@ def test_a_batch_parses_the_next_file_while_storing_the_current_one(
     assert events.index("parse corrupt.pdf") < events.index(f"store {manual_id}")
     assert events.index("parse turbine.pdf") < events.index(f"store {other_id}")
     assert {d.filename for d in bench.documents("demo")} == {"manual.pdf", "turbine.pdf"}
+
+
+def test_a_large_file_still_parsing_is_set_aside_while_the_files_after_it_are_stored(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """The parent stores the small file after a large one whose parse has not caught up,
+    instead of waiting for it; the reports keep the batch's order."""
+    import time
+
+    from ingest import isolate
+
+    real_parse = isolate.parse_bytes
+    stored_small = tmp_path / "small-stored"
+
+    def parse_after_small(data: bytes, filename: str, *rest):
+        if filename == "large.pdf":  # a long parse: it ends once the small file is stored
+            for _ in range(400):
+                if stored_small.exists():
+                    break
+                time.sleep(0.05)
+        return real_parse(data, filename, *rest)
+
+    order: list[str] = []
+    real_add = bench.store.add_chunks
+
+    def recording_add(model, ids, *args, **kwargs):
+        real_add(model, ids, *args, **kwargs)
+        order.append(ids[0].split("/")[1])
+        if len(order) == 1:
+            stored_small.touch()
+
+    monkeypatch.setattr(isolate, "parse_bytes", parse_after_small)
+    monkeypatch.setattr(pipeline, "ASIDE_BYTES", 1)  # both files count as large
+    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    ws = bench.create_workspace("demo", "wordllama")
+    large, small = make_pdf([filler("turbine", 300)]), make_pdf([filler("gearbox", 200)])
+    sources = [Source.of_bytes("large.pdf", large), Source.of_bytes("small.pdf", small)]
+    reports = list(Ingestor(bench).ingest_each(ws, sources))
+
+    assert [(r.file, r.status) for r in reports] == [
+        ("large.pdf", "ingested"),
+        ("small.pdf", "ingested"),
+    ]
+    assert order == [doc_id_for(small), doc_id_for(large)]
 
 
 def test_an_abandoned_batch_leaves_no_parser_running(

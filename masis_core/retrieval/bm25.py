@@ -58,9 +58,14 @@ _SEPARATORS = re.compile(r"[\-./]")
 def tokenize(text: str) -> list[str]:
     """Lower-cased, stop words out, English-stemmed; codes such as 'E-1042' or '2.7.4' survive
     whole *and* as their parts, so 'e1042', 'E-1042' and '1042' all match."""
+    return _tokens(_WORD.findall(lowered(text)))
+
+
+def _tokens(split: list[str]) -> list[str]:
+    """``tokenize`` of a text's words (``_WORD`` over the lowered text)."""
     out: list[str] = []
     append = out.append
-    for raw in _WORD.findall(lowered(text)):
+    for raw in split:
         if "-" in raw or "." in raw or "/" in raw:  # rare: split only these
             parts = [p for p in _SEPARATORS.split(raw) if p]
             if len(parts) > 1:
@@ -223,11 +228,18 @@ class Bm25Store:
 
     # -- writes (with the document's chunks) --------------------------------------------
     def add(
-        self, workspace_id: str, doc_id: str, chunk_ids: Sequence[str], texts: Sequence[str]
+        self,
+        workspace_id: str,
+        doc_id: str,
+        chunk_ids: Sequence[str],
+        texts: Sequence[str],
+        columns: Sequence[tuple[str, str]] | None = None,
     ) -> None:
+        """The chunks' keyword rows; ``columns``: their ``keyword_columns``, when already
+        made (an ingest makes them in the parse child, on the other core)."""
+        made = columns if columns is not None else [keyword_columns(t) for t in texts]
         rows = [
-            _row(workspace_id, cid, doc_id, text)
-            for cid, text in zip(chunk_ids, texts, strict=True)
+            (workspace_id, cid, doc_id, *cols) for cid, cols in zip(chunk_ids, made, strict=True)
         ]
         # Writes take the workspace's lock so that ``reconcile`` never interleaves with them.
         with self._lock(workspace_id), self._conn() as conn:
@@ -577,9 +589,17 @@ class KeywordScores:
         }
 
 
+def keyword_columns(text: str) -> tuple[str, str]:
+    """A chunk's keyword columns: its BM25 tokens and its soft-match words (``chunk_words``),
+    from one split of the text into words."""
+    split = _WORD.findall(lowered(text))
+    content = {w for w in split if w not in STOPWORDS}
+    return " ".join(_tokens(split)), " ".join(sorted(content))
+
+
 def _row(workspace_id: str, chunk_id: str, doc_id: str, text: str) -> tuple[str, ...]:
-    """A chunk's keyword row (``ROW_UPSERT``): its BM25 tokens and its soft-match words."""
-    return (workspace_id, chunk_id, doc_id, " ".join(tokenize(text)), chunk_words(text))
+    """A chunk's keyword row (``ROW_UPSERT``)."""
+    return (workspace_id, chunk_id, doc_id, *keyword_columns(text))
 
 
 def _idf(n_docs: int, doc_freq: int) -> float:
