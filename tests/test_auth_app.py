@@ -96,6 +96,9 @@ def test_oidc_signs_in_through_st_user_and_makes_the_account(settings, monkeypat
     at2.run()
     assert not at2.exception and workspace_ids(at2) == []
     assert not bench.accounts.get("bob@example.org").admin
+    assert ("bob@example.org", "signin") in [
+        (e.actor, e.action) for e in bench.accounts.audit_log()
+    ]
     click(at2, "Sign out")  # st.logout: AppTest's user becomes logged out
     assert [b.label for b in at2.button] == ["Sign in"]
 

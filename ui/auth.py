@@ -20,6 +20,8 @@ from masis_core.text.markup import untrusted
 from ui.resources import run_service, workbench
 
 SESSION_KEY = "masis_session"
+# The OIDC account whose sign-in this browser session has put in the audit log.
+OIDC_SEEN = "masis_oidc_seen"
 
 
 def mode() -> str:
@@ -48,9 +50,17 @@ def _oidc_principal() -> Principal | None:
     claims = st.user.to_dict()
     name = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub"))
     accounts = workbench().accounts
-    if accounts.get(name) is None:
-        accounts.create(name, None, actor=name)
-    return accounts.principal(name)
+    try:
+        if accounts.get(name) is None:
+            accounts.create(name, None, actor=name)
+    except MasisError as exc:  # a name the account rules refuse
+        st.error(f"Your identity cannot be used as an account here: {untrusted(str(exc))}")
+        st.stop()
+    who = accounts.principal(name)
+    if st.session_state.get(OIDC_SEEN) != who.name:  # once per browser session
+        st.session_state[OIDC_SEEN] = who.name
+        accounts.audit(who.name, "signin", who.name, "oidc")
+    return who
 
 
 def door() -> Door:
