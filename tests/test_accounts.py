@@ -1,8 +1,13 @@
 """Accounts in the workbench's own database (MASIS_AUTH=local), on SQLite and PostgreSQL:
 names that cannot pass for others, the first admin adopting an old data dir, the last admin,
-a removed account's workspaces, throttled sign-ins on an injected clock, sessions, tokens."""
+a removed account's workspaces, throttled sign-ins on an injected clock, sessions, tokens,
+and the first admin and the throttle under requests arriving together (threads)."""
 
 from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
 
 import pytest
 from argon2 import PasswordHasher
@@ -142,3 +147,63 @@ def test_tokens_are_stored_hashed_and_revocable(accounts) -> None:
     accounts.revoke_token("ada", accounts.tokens("ada")[0]["token_id"])
     with pytest.raises(SignInRefused):
         accounts.token_principal(token)
+
+
+THREADS = 8
+
+
+def together(work: Callable[[int], str]) -> Counter[str]:
+    """``work(i)`` on THREADS threads released at once; the tally of what each returned."""
+    gate, tally, lock = threading.Barrier(THREADS), Counter[str](), threading.Lock()
+
+    def one(i: int) -> None:
+        gate.wait()
+        outcome = work(i)
+        with lock:
+            tally[outcome] += 1
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return tally
+
+
+def test_first_account_is_the_only_admin_when_created_together(accounts) -> None:
+    """Eight accounts created at once on an empty database: exactly one is admin, and it
+    alone adopted the old workspace."""
+    Registry(accounts.db).create_workspace("old", "wordllama")
+
+    def create(i: int) -> str:
+        return "admin" if accounts.create(f"user{i}", "a password").admin else "user"
+
+    assert together(create) == Counter(admin=1, user=THREADS - 1)
+    admins = [a.name for a in accounts.all() if a.admin]
+    assert len(admins) == 1 and accounts.members("old") == {admins[0]: "owner"}
+
+
+def test_guesses_arriving_together_get_no_more_refusals_than_the_limit(accounts) -> None:
+    """Eight threads guessing three times each: five refusals in all (the account's
+    limit), the rest throttled; an address's limit holds the same way."""
+    accounts.create("ada", "correct horse")
+
+    def guesses(address: str) -> Callable[[int], str]:
+        def guess(i: int) -> str:
+            outcome = ""
+            for n in range(3):
+                try:
+                    accounts.sign_in(f"x{i}-{n}" if address else "ada", f"no {i} {n}", address)
+                except Throttled:
+                    outcome += "t"
+                except SignInRefused:
+                    outcome += "r"
+            return outcome
+
+        return guess
+
+    tally = together(guesses(""))
+    assert sum(o.count("r") * k for o, k in tally.items()) == accounts.max_failures, tally
+    accounts.max_failures_address = 7
+    tally = together(guesses("10.0.0.9"))  # eight names, one address
+    assert sum(o.count("r") * k for o, k in tally.items()) == 7, tally

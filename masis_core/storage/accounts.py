@@ -22,7 +22,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from masis_core.errors import AccessError, DuplicateRow, SignInRefused, Throttled
-from masis_core.storage.db import Connection, Database
+from masis_core.storage.db import ACCOUNTS_LOCK, SIGNIN_LOCK, Connection, Database
 from masis_core.storage.registry import now_iso
 
 Role = Literal["viewer", "editor", "owner"]
@@ -153,6 +153,8 @@ class Accounts:
         key = normalise_name(name)
         hashed = None if password is None else self.hasher.hash(_check_password(password))
         with self.db.connect() as conn:
+            # Alone among account creations: two at once on an empty table made two admins.
+            conn.serialize(ACCOUNTS_LOCK)
             first = int(conn.execute("SELECT COUNT(*) FROM accounts").fetchone()[0]) == 0
             try:
                 conn.execute(
@@ -233,27 +235,29 @@ class Accounts:
     def verify_password(self, name: str, password: str, address: str = "") -> Principal:
         """The account, when the password is its own. Failures are counted per account and
         per client address; past the limit the answer is ``Throttled`` (without looking at
-        the password) until the window has moved past the oldest failure."""
+        the password) until the window has moved past the oldest failure. Each attempt
+        reserves its failure row before the password is checked (``_reserve``), so requests
+        arriving together get no more refusals than the limit; the right password gives
+        the reservation back."""
         try:
             key = normalise_name(name)
         except AccessError:
             key = ""
         subjects = [f"account:{key}"] + ([f"address:{address}"] if address else [])
-        self._check_throttle(subjects)
+        attempt = self._reserve(subjects)
         with self.db.connect() as conn:
             row = conn.execute(
                 "SELECT password, admin FROM accounts WHERE name = ?", (key,)
             ).fetchone()
         if row is None or row[0] is None or not self._matches(row[0], password):
             with self.db.connect() as conn:
-                conn.executemany(
-                    "INSERT INTO signin_failures (subject, at) VALUES (?, ?)",
-                    [(s, self.clock()) for s in subjects],
-                )
                 _audit(conn, key or "?", "signin.fail", key or "?", address)
             raise SignInRefused("Wrong account name or password.")
         with self.db.connect() as conn:
-            conn.execute("DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
+            conn.execute(
+                "DELETE FROM signin_failures WHERE subject = ? OR attempt = ?",
+                (subjects[0], attempt),
+            )
         return Principal(key, admin=bool(row[1]))
 
     def _matches(self, hashed: str, password: str) -> bool:
@@ -262,10 +266,16 @@ class Accounts:
         except (VerificationError, InvalidHashError):
             return False
 
-    def _check_throttle(self, subjects: list[str]) -> None:
-        since = self.clock() - self.window_s
+    def _reserve(self, subjects: list[str]) -> str:
+        """Count the subjects' failures in the window and, under every limit, record this
+        attempt as one more: the check and the count in one serialized transaction (counted
+        first and recorded after the slow hash, eight requests at once all passed a limit of
+        five). ``Throttled`` past a limit. Returns the attempt's mark."""
+        now, attempt = self.clock(), secrets.token_hex(8)
+        since = now - self.window_s
         limits = [self.max_failures, self.max_failures_address]
         with self.db.connect() as conn:
+            conn.serialize(SIGNIN_LOCK)
             conn.execute("DELETE FROM signin_failures WHERE at < ?", (since,))
             for subject, limit in zip(subjects, limits, strict=False):
                 row = conn.execute(
@@ -273,8 +283,13 @@ class Accounts:
                     (subject, since),
                 ).fetchone()
                 if int(row[0]) >= limit:
-                    wait = max(1, int(row[1] + self.window_s - self.clock()) + 1)
+                    wait = max(1, int(row[1] + self.window_s - now) + 1)
                     raise Throttled(f"Too many failed sign-ins; try again in {_minutes(wait)}.")
+            conn.executemany(
+                "INSERT INTO signin_failures (subject, at, attempt) VALUES (?, ?, ?)",
+                [(s, now, attempt) for s in subjects],
+            )
+        return attempt
 
     def sign_in(self, name: str, password: str, address: str = "") -> tuple[Principal, str]:
         """Check the password and open a session; returns its secret (kept by the caller)."""

@@ -192,6 +192,8 @@ MIGRATIONS = (
     ("runs", "thread", "TEXT"),
     ("runs", "follow_up", "TEXT"),
     ("documents", "ocr_pages", "TEXT NOT NULL DEFAULT '[]'"),
+    # The sign-in attempt a failure row was reserved for (Accounts.verify_password).
+    ("signin_failures", "attempt", "TEXT"),
     # A chunk's soft-match words (Bm25Store.add); NULL in rows from before, until backfilled.
     ("bm25_chunks", "words", "TEXT"),
 )
@@ -210,6 +212,9 @@ PG_TYPES = ((re.compile(r"\bREAL\b"), "DOUBLE PRECISION"), (re.compile(r"\bINTEG
 TABLES = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
 INDEXES = re.compile(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)")
 PG_SCHEMA_LOCK = 180_001  # pg_advisory_xact_lock key: two processes starting at once
+# Connection.serialize keys: creating accounts (the first is admin), counting sign-in failures.
+ACCOUNTS_LOCK = 180_002
+SIGNIN_LOCK = 180_003
 
 
 class Cursor(Protocol):
@@ -251,6 +256,18 @@ class Connection:
                 self.raw.cursor().executemany(self._translate(sql), rows)
         except self._integrity as exc:
             raise _integrity_error(exc) from exc
+
+    def serialize(self, key: int) -> None:
+        """Make the rest of this transaction run alone among those serialized on ``key``: a
+        check and the write it allows (the first account, a sign-in's throttle count) cannot
+        interleave with another request's. The first statement of a transaction. SQLite: the
+        database's write lock now (``BEGIN IMMEDIATE``), so the reads after it see every
+        earlier commit; PostgreSQL: a transaction-scoped advisory lock on ``key`` (READ
+        COMMITTED: each statement after it sees what the previous holder committed)."""
+        if isinstance(self.raw, sqlite3.Connection):
+            self.raw.execute("BEGIN IMMEDIATE")
+        else:
+            self.raw.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
 
 
 def _integrity_error(exc: Exception) -> StoreError:
