@@ -312,9 +312,9 @@ class _Aside:
 # for, as its parse is about to end.
 ASIDE_BYTES = 2 * 1024 * 1024
 # Files a batch sets aside at once (a large file still being parsed, files whose scanned pages
-# are read): beyond, it waits for one of them. Two OCR children at a time at most, as OCR is
-# heavy; with the manuals, waiting for cables.pdf's page while the parse of R-fullrefman.pdf
-# was aside kept debian-reference.en.pdf, and the parent, waiting 1.6 s.
+# are read): beyond, it waits for one of them (OCR is heavy). With 2, the manuals' batch kept
+# debian-reference.en.pdf, and the parent, waiting 1.6 s for cables.pdf's scanned page while
+# R-fullrefman.pdf was aside.
 MAX_ASIDE = 3
 
 
