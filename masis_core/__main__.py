@@ -142,9 +142,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     gate = door(args)
     bench = gate.bench
     status = bench.provider_status()
-    from masis_core.services.runs import RunStore
-
-    runs = [r for r in RunStore(bench).list(limit=500) if gate.may(r.workspace_id)][:20]
+    runs = gate.recent_runs(20)
     data: dict[str, Any] = {
         "mode": status.mode,
         "label": status.label,

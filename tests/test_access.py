@@ -23,9 +23,10 @@ from masis_core.config import Settings
 from masis_core.errors import AccessError, ConfigError, InputError, WorkspaceError
 from masis_core.services.access import Door, no_workspace
 from masis_core.services.identity import check_listen
-from masis_core.services.records import RunRecord
+from masis_core.services.records import RunRecord, RunStore
 from masis_core.services.runs import RunService
 from masis_core.storage.accounts import RANK, Accounts, Principal
+from masis_core.storage.registry import Scope
 from masis_core.workspaces.workbench import Workbench
 
 FAST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
@@ -250,6 +251,42 @@ def test_random_requests_leak_nothing_and_write_nothing_forbidden(world: World) 
     assert check_writes_kept_out(world) == 0
     # Both sides were exercised: allowed and refused requests in numbers.
     assert tally["ok"] > 400 and tally["denied"] > 400, tally
+
+
+@pytest.mark.usefixtures("backend")
+def test_scoped_store_queries_return_nothing_of_anothers(bench: Workbench) -> None:
+    """The registry's and the run store's own queries, scoped to account B, hold nothing of
+    A's workspace: its lookup and its run's answer None like a missing id, the listings
+    leave them out; the admin's scope sees both, a deleted workspace's run no one."""
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    reg, store = bench.registry, RunStore(bench)
+    bench.accounts.create("root", "root password")
+    for name in ("ann", "bob"):
+        bench.accounts.create(name, f"{name} password")
+        reg.create_workspace(f"{name}s", "wordllama")
+        bench.accounts.grant(f"{name}s", name, "owner", actor="root")
+        store.save(RunRecord(f"run-{name}", f"{name}s", "q", "offline", "completed"))
+    bob, ann, admin = Scope("bob"), Scope("ann"), Scope()
+    assert reg.get_workspace("anns", bob) is None and reg.get_workspace("ghost", bob) is None
+    assert reg.get_workspace("bobs", bob) is not None and reg.get_workspace("anns", ann)
+    assert [w.id for w in reg.list_workspaces(bob)] == ["bobs"]
+    assert [w.id for w in reg.list_workspaces(admin)] == ["anns", "bobs"]
+    assert store.get("run-ann", bob) is None and store.get("no-such-run", bob) is None
+    assert store.get("run-bob", bob) is not None and store.get("run-ann", admin) is not None
+    assert [r.run_id for r in store.list(scope=bob)] == ["run-bob"]
+    assert store.list("anns", scope=bob) == [] and len(store.list(scope=admin)) == 2
+    door = Door(bench, Principal("bob"))
+    said = []
+    for run_id in ("run-ann", "no-such-run"):
+        with pytest.raises(InputError) as exc:
+            door.require_run(run_id)
+        said.append(str(exc.value).replace(run_id, "ID"))
+    assert said[0] == said[1] and door.recent_runs() == store.list(scope=bob)
+    bench.accounts.grant("anns", "bob", "viewer", actor="ann")  # shared: now visible
+    assert reg.get_workspace("anns", bob) and store.get("run-ann", bob)
+    reg.delete_workspace("anns")  # its run row stays until swept; no one sees it
+    assert store.get("run-ann", bob) is None and store.get("run-ann", admin) is None
+    assert store.get("run-ann") is not None  # unscoped: the internal callers' view
 
 
 def test_open_listener_without_sign_in_is_refused(tmp_path: Path) -> None:

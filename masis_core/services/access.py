@@ -7,6 +7,11 @@ have. A visible workspace with too small a role answers ``AccessError`` saying w
 action needs. A run belongs to its workspace: reading, resuming or exporting it needs a role
 there. With ``MASIS_AUTH=none`` the principal is ``LOCAL``, an admin: every check passes and
 nothing is audited, as before accounts existed.
+
+What the principal may see comes from the stores' scoped queries (``Scope``: the registry's
+workspace lookup and listing, the run store's lookup and listing join ``memberships`` in
+SQL), so a hidden workspace or run never leaves the database; the door adds the role a
+write needs.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from masis_core.errors import AccessError, InputError, WorkspaceError
-from masis_core.services.records import RunRecord
+from masis_core.services.records import RunRecord, RunStore
 from masis_core.services.runs import RunService
 from masis_core.storage.accounts import LOCAL, RANK, Principal, Role
-from masis_core.storage.registry import Document, Workspace
+from masis_core.storage.registry import Document, Scope, Workspace
 from masis_core.workspaces.workbench import Workbench
 
 # What each action needs (the issue's roles: owner shares, renames, deletes; editor uploads
@@ -45,6 +50,7 @@ class Door:
 
     def __init__(self, bench: Workbench, who: Principal = LOCAL, runs: RunService | None = None):
         self.bench, self.who, self._runs = bench, who, runs
+        self.scope = Scope(None if who.admin else who.name)
 
     @property
     def runs_service(self) -> RunService:
@@ -60,8 +66,10 @@ class Door:
 
     def workspace(self, ws_id: str, action: str = "read") -> Workspace:
         """The workspace when the principal may do ``action`` in it."""
-        ws = self.bench.registry.get_workspace(ws_id) if isinstance(ws_id, str) else None
-        role = self.role(ws.id) if ws is not None else None
+        ws = None
+        if isinstance(ws_id, str):
+            ws = self.bench.registry.get_workspace(ws_id, self.scope)
+        role = self.role(ws.id) if ws is not None else None  # None: unshared meanwhile
         if ws is None or role is None:
             raise no_workspace(ws_id)
         need = NEEDS[action]
@@ -85,11 +93,7 @@ class Door:
 
     # -- workspaces ---------------------------------------------------------------------
     def workspaces(self) -> list[Workspace]:
-        spaces = self.bench.workspaces()
-        if self.who.local:
-            return spaces
-        visible = self.bench.accounts.visible(self.who)
-        return spaces if visible is None else [ws for ws in spaces if ws.id in visible]
+        return self.bench.registry.list_workspaces(self.scope)
 
     def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
         """A new workspace, owned by its creator."""
@@ -133,10 +137,13 @@ class Door:
     # -- runs ---------------------------------------------------------------------------
     def run(self, run_id: str | None, action: str = "read") -> RunRecord | None:
         """The run, or None when it does not exist or its workspace is not visible."""
-        rec = self.runs_service.get(run_id) if run_id else None
-        if rec is None or not self.may(rec.workspace_id):
+        rec = self.runs_service.get(run_id, self.scope) if run_id else None
+        if rec is None:
             return None
-        self.workspace(rec.workspace_id, action)  # a visible one: the role must suffice
+        try:  # a visible one: the role must suffice
+            self.workspace(rec.workspace_id, action)
+        except WorkspaceError:  # deleted or unshared since the run was read
+            return None
         return rec
 
     def require_run(self, run_id: str, action: str = "read") -> RunRecord:
@@ -146,7 +153,13 @@ class Door:
         return rec
 
     def runs(self, ws_id: str, status: str | None = None, limit: int = 200) -> list[RunRecord]:
-        return self.runs_service.runs(self.workspace(ws_id).id, status=status, limit=limit)
+        ws = self.workspace(ws_id)
+        return self.runs_service.runs(ws.id, status=status, limit=limit, scope=self.scope)
+
+    def recent_runs(self, limit: int = 20) -> list[RunRecord]:
+        """The newest runs of every workspace the principal may see (the CLI's status)."""
+        store = self._runs.store if self._runs else RunStore(self.bench)  # no sweep, no graph
+        return store.list(limit=limit, scope=self.scope)
 
     def thread(self, run_id: str) -> list[RunRecord]:
         return self.runs_service.thread(self.require_run(run_id).run_id)

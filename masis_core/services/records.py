@@ -13,7 +13,7 @@ from typing import Any
 
 from masis_core.storage.db import Connection, upsert
 from masis_core.storage.owners import owner_alive
-from masis_core.storage.registry import now_iso
+from masis_core.storage.registry import Scope, now_iso, visible
 from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)
@@ -180,9 +180,14 @@ class RunStore:
             # the workspace's stored evaluations (evaluation/outline.py) go with it
             conn.execute("DELETE FROM evaluations WHERE workspace_id = ?", (workspace_id,))
 
-    def get(self, run_id: str) -> RunRecord | None:
+    def get(self, run_id: str, scope: Scope | None = None) -> RunRecord | None:
+        """The run; with a scope, only when its workspace is the scope's to see, in the same
+        query (None alike for a missing run and a hidden one)."""
+        where, args = visible("runs.workspace_id", scope) if scope else ("1 = 1", ())
         with self._conn() as conn:
-            row = conn.execute(f"SELECT {SELECT} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT {SELECT} FROM runs WHERE run_id = ? AND {where}", (run_id, *args)
+            ).fetchone()
         return _record(row) if row else None
 
     def thread(self, thread_id: str) -> list[RunRecord]:
@@ -196,14 +201,24 @@ class RunStore:
             return [_record(r) for r in rows.fetchall()]
 
     def list(
-        self, workspace_id: str | None = None, limit: int = 200, status: str | None = None
+        self,
+        workspace_id: str | None = None,
+        limit: int = 200,
+        status: str | None = None,
+        scope: Scope | None = None,
     ) -> list[RunRecord]:
-        """Newest first, filtered in the query (a workspace never reads another's runs)."""
-        clauses, args = [], []
+        """Newest first, filtered in the query (a workspace never reads another's runs; with
+        a scope, only runs of workspaces it may see)."""
+        clauses: list[str] = []
+        args: list[str] = []
         for column, value in (("workspace_id", workspace_id), ("status", status)):
             if value:
                 clauses.append(f"{column} = ?")
                 args.append(value)
+        if scope is not None:
+            where, scoped = visible("runs.workspace_id", scope)
+            clauses.append(where)
+            args.extend(scoped)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._conn() as conn:
             rows = conn.execute(

@@ -22,7 +22,7 @@ from masis_core.services.records import INTERRUPTED, RunRecord, RunStore
 from masis_core.services.web import make_web_search
 from masis_core.state import EngineName, ResearchInput
 from masis_core.storage.owners import current_owner
-from masis_core.storage.registry import now_iso
+from masis_core.storage.registry import Scope, now_iso
 from masis_core.workspaces.workbench import Workbench
 
 __all__ = ["INTERRUPTED", "Event", "RunRecord", "RunService", "RunStore"]
@@ -40,8 +40,8 @@ class RunService:
         self.driver = RunDriver(bench, self.graph, self.store, self.web_search)
         self.store.sweep_orphans()
 
-    def get(self, run_id: str) -> RunRecord | None:
-        return self.store.get(run_id)
+    def get(self, run_id: str, scope: Scope | None = None) -> RunRecord | None:
+        return self.store.get(run_id, scope)
 
     def mark(self, run_id: str, right: bool | None) -> None:
         """The analyst's thumbs up (right) or down (wrong) on a run's answer: also a labelled
@@ -52,10 +52,14 @@ class RunService:
             refit_with_verdicts(self.bench, self.store, rec.workspace_id)
 
     def runs(
-        self, workspace_id: str, status: str | None = None, limit: int = 200
+        self,
+        workspace_id: str,
+        status: str | None = None,
+        limit: int = 200,
+        scope: Scope | None = None,
     ) -> list[RunRecord]:
-        """A workspace's runs, newest first."""
-        return self.store.list(workspace_id, limit=limit, status=status)
+        """A workspace's runs, newest first (none when the scope may not see it)."""
+        return self.store.list(workspace_id, limit=limit, status=status, scope=scope)
 
     def thread(self, run_id: str) -> list[RunRecord]:
         """Every turn of the thread ``run_id`` belongs to, oldest first."""

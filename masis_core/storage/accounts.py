@@ -386,16 +386,6 @@ class Accounts:
             ).fetchone()
         return row[0] if row else None
 
-    def visible(self, who: Principal) -> set[str] | None:
-        """The ids of the workspaces ``who`` may see; None: every one (an admin)."""
-        if who.admin:
-            return None
-        with self.db.connect() as conn:
-            rows = conn.execute(
-                "SELECT workspace_id FROM memberships WHERE account = ?", (who.name,)
-            ).fetchall()
-        return {r[0] for r in rows}
-
     def members(self, ws_id: str) -> dict[str, Role]:
         with self.db.connect() as conn:
             rows = conn.execute(

@@ -54,6 +54,28 @@ class Document:
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
 
 
+@dataclass(frozen=True)
+class Scope:
+    """Whose view a query answers: ``member`` an account that is no admin (only the
+    workspaces it is a member of), None every workspace (an admin, the local user). The
+    stores put it into the query itself (``visible``), so a caller cannot forget it."""
+
+    member: str | None = None
+
+
+def visible(column: str, scope: Scope) -> tuple[str, tuple[str, ...]]:
+    """SQL (and its arguments) keeping the rows whose workspace, named by ``column``, exists
+    and is the scope's to see: for an account, a row of ``memberships`` (gone with the
+    workspace, ON DELETE CASCADE)."""
+    if scope.member is None:
+        return f"EXISTS (SELECT 1 FROM workspaces vw WHERE vw.id = {column})", ()
+    return (
+        "EXISTS (SELECT 1 FROM memberships vm JOIN workspaces vw ON vw.id = vm.workspace_id"
+        f" WHERE vm.workspace_id = {column} AND vm.account = ?)",
+        (scope.member,),
+    )
+
+
 class Registry:
     """Workspaces and documents (in the same database as runs and checkpoints)."""
 
@@ -81,9 +103,14 @@ class Registry:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.") from exc
         return ws
 
-    def get_workspace(self, ws_id: str) -> Workspace | None:
+    def get_workspace(self, ws_id: str, scope: Scope | None = None) -> Workspace | None:
+        """The workspace; with a scope, only when it is the scope's to see (None alike for
+        one that does not exist and one that is hidden)."""
+        where, args = visible("w.id", scope) if scope else ("1 = 1", ())
         with self._conn() as conn:
-            row = conn.execute("SELECT * FROM workspaces WHERE id = ?", (ws_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT w.* FROM workspaces w WHERE w.id = ? AND {where}", (ws_id, *args)
+            ).fetchone()
         return Workspace(**dict(row)) if row else None
 
     def require_workspace(self, ws_id: str) -> Workspace:
@@ -92,9 +119,13 @@ class Registry:
             raise WorkspaceError(f"There is no workspace '{ws_id}'.")
         return ws
 
-    def list_workspaces(self) -> list[Workspace]:
+    def list_workspaces(self, scope: Scope | None = None) -> list[Workspace]:
+        """Every workspace, or with a scope those it may see."""
+        where, args = visible("w.id", scope) if scope else ("1 = 1", ())
         with self._conn() as conn:
-            rows = conn.execute("SELECT * FROM workspaces ORDER BY created_at, id").fetchall()
+            rows = conn.execute(
+                f"SELECT w.* FROM workspaces w WHERE {where} ORDER BY w.created_at, w.id", args
+            ).fetchall()
         return [Workspace(**dict(r)) for r in rows]
 
     def delete_workspace(self, ws_id: str) -> None:
