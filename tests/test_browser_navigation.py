@@ -131,6 +131,9 @@ def test_a_run_link_reloads_in_its_own_workspace(tmp_path: Path) -> None:
             assert "run=" in older_url
             ask(page, newer)
             expect(page.get_by_role("heading", name=newer)).to_be_visible()
+            # Both runs paused, as the list shows them (the newer's job done with its page).
+            expect(page.get_by_text(re.compile(r"needs human"))).to_be_visible()
+            expect(page.get_by_text("2 paused run(s) wait for your review")).to_be_visible()
 
             # The paused run's button opens it; then the browser reloads the page.
             run_id = older_url.split("run=")[1].split("&")[0]
