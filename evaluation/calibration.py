@@ -117,11 +117,14 @@ def ask(
     return result
 
 
-def _tasks(bench: Workbench, ws_id: str, questions: list[dict[str, Any]]) -> list[tuple]:
+Task = tuple[dict[str, Any], bool]  # (outline question, its document withheld)
+
+
+def tasks_of(bench: Workbench, ws_id: str, questions: list[dict[str, Any]]) -> list[Task]:
     """Each question over its own document, and every ``WITHHELD_EVERY``-th one again over
     the others (when there are others), interleaved so that a short job has both."""
     several = len({d.doc_id for d in bench.documents(ws_id)}) > 1
-    tasks: list[tuple] = []
+    tasks: list[Task] = []
     for n, q in enumerate(questions):
         tasks.append((q, False))
         if several and n % WITHHELD_EVERY == 0:
@@ -147,7 +150,7 @@ def _point(graph: Any, context: RunContext, ws: Any, q: dict, withheld: bool) ->
 def outline_points(
     bench: Workbench,
     ws_id: str,
-    questions: list[dict[str, Any]],
+    tasks: list[Task],
     cancelled: Callable[[], bool],
     progress: Progress | None = None,
 ) -> tuple[list[Point], int, list[str]]:
@@ -155,7 +158,6 @@ def outline_points(
     graph, context = first_draft_graph(), RunContext(bench, OfflineEngine())
     points: list[Point] = []
     unscored, errors = 0, []
-    tasks = _tasks(bench, ws_id, questions)
     for n, (q, withheld) in enumerate(tasks):
         ws = bench.registry.get_workspace(ws_id)
         if cancelled() or ws is None:
@@ -192,7 +194,8 @@ def calibrate_workspace(
         progress(0, 0, "reading the outlines")
     questions, notes = calibration_questions(bench, ws_id, limit)
     try:
-        points, unscored, errors = outline_points(bench, ws_id, questions, cancelled, progress)
+        tasks = tasks_of(bench, ws_id, questions)
+        points, unscored, errors = outline_points(bench, ws_id, tasks, cancelled, progress)
     except Stopped as stop:
         log.info("calibration of %s stopped: %s", ws_id, stop)
         deleted = "deleted" in str(stop)
@@ -204,6 +207,7 @@ def calibrate_workspace(
         ]
     extra = {
         "questions": len(questions),
+        "withheld": sum(withheld for _, withheld in tasks),
         "unscored": unscored,
         "notes": notes + errors[:5],
         "seconds": round(time.perf_counter() - started, 1),
@@ -222,8 +226,9 @@ def format_report(report: dict[str, Any]) -> str:
     p = report["points"]
     lines = [
         f"workspace {report['workspace']}: {report['message']}",
-        f"points: {p['outline']} from {report.get('questions', 0)} outline questions "
-        f"({report.get('unscored', 0)} got no draft), {p['verdicts']} from your verdicts; "
+        f"points: {p['outline']} from {report.get('questions', 0)} outline questions, "
+        f"{report.get('withheld', 0)} of them asked again with their document withheld "
+        f"({report.get('unscored', 0)} drafts missing), {p['verdicts']} from your verdicts; "
         f"{p['right']} right, {p['wrong']} wrong",
     ]
     if report["ece_before"] is not None:

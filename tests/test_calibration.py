@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 from fpdf import FPDF
 
-from evaluation.calibration import calibrate_workspace, calibration_questions, job_work
+from evaluation.calibration import (
+    calibrate_workspace,
+    calibration_questions,
+    format_report,
+    job_work,
+)
 from ingest.pipeline import Ingestor, Source
 from masis_core.__main__ import main
 from masis_core.services.jobs import Job, JobManager
@@ -174,6 +179,8 @@ def test_each_outline_question_is_asked_of_its_own_document(bench: Workbench) ->
     # Every third question is asked again with the PDF withheld: the note's answer to a
     # heading is not its section, and counts as wrong (the map's on-topic negatives).
     assert report["points"]["outline"] == 7 and report["points"]["wrong"] == 2
+    assert report["withheld"] == 2
+    assert "5 outline questions, 2 of them asked again" in format_report(report)
 
 
 def test_a_title_heading_two_documents_is_not_asked(bench: Workbench) -> None:

@@ -261,5 +261,9 @@ class CalibrationStore:
     def refit(self, ws_id: str, verdicts: Sequence[Point]) -> dict[str, Any] | None:
         """The analyst's verdicts changed: fit again with the stored outline points."""
         previous = self.get(ws_id) or {}
-        keep = {k: previous[k] for k in ("questions", "unscored", "seconds") if k in previous}
+        keep = {
+            k: previous[k]
+            for k in ("questions", "withheld", "unscored", "seconds")
+            if k in previous
+        }
         return self.save(ws_id, self.outline_points(ws_id), verdicts, **keep)
