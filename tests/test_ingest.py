@@ -356,6 +356,66 @@ def test_a_large_file_still_parsing_is_set_aside_while_the_files_after_it_are_st
     assert order == [doc_id_for(small), doc_id_for(large)]
 
 
+def test_a_batch_cancelled_while_a_file_is_aside_stops_its_parser_and_keeps_order(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large file aside whose parse never ends, a corrupt PDF and a small file after it: the
+    corrupt one fails alone, the small one is stored with the keyword rows its parse child
+    made, and a cancel then reports the file aside cancelled and stops its child."""
+    import multiprocessing
+    import threading
+
+    from ingest import isolate
+    from masis_core.retrieval.bm25 import chunk_words, tokenize
+
+    real_parse = isolate.parse_bytes
+
+    def parse_or_hang(data: bytes, filename: str, *rest):
+        if filename == "large.pdf":
+            threading.Event().wait()
+        return real_parse(data, filename, *rest)
+
+    stop = False
+    children_at_stop: list[int] = []
+    real_add = bench.store.add_chunks
+
+    def add_then_stop(*args, **kwargs):
+        nonlocal stop
+        real_add(*args, **kwargs)
+        children_at_stop.append(len(multiprocessing.active_children()))
+        stop = True
+
+    monkeypatch.setattr(isolate, "parse_bytes", parse_or_hang)
+    monkeypatch.setattr(pipeline, "ASIDE_BYTES", 1)
+    monkeypatch.setattr(bench.store, "add_chunks", add_then_stop)
+    bench.settings.parse_timeout_s = 60  # a batch that missed the cancel ends, as a timeout
+    ws = bench.create_workspace("demo", "wordllama")
+    sources = [
+        Source.of_bytes("large.pdf", make_pdf([filler("turbine", 300)])),
+        Source.of_bytes("corrupt.pdf", (FIXTURES / "corrupt.pdf").read_bytes()),
+        Source.of_bytes("small.pdf", make_pdf([filler("gearbox", 200)])),
+    ]
+    reports = list(Ingestor(bench).ingest_each(ws, sources, cancelled=lambda: stop))
+
+    assert [(r.file, r.status, (r.error or "").split(":")[0]) for r in reports] == [
+        ("large.pdf", "failed", "cancelled"),
+        ("corrupt.pdf", "failed", "corrupt"),
+        ("small.pdf", "ingested", ""),
+    ]
+    assert children_at_stop == [1]  # the large file's parser, still running when stopped
+    assert multiprocessing.active_children() == []
+    assert [d.filename for d in bench.documents("demo")] == ["small.pdf"]
+    stored = bench.store.collection(ws.embed_model, ws.id).get(include=["documents"])
+    texts = dict(zip(stored["ids"], stored["documents"], strict=True))
+    with bench.bm25._conn() as conn:
+        rows = conn.execute(
+            "SELECT chunk_id, tokens, words FROM bm25_chunks WHERE workspace_id = ?", (ws.id,)
+        ).fetchall()
+    assert len(rows) == len(texts) > 0
+    for cid, tokens, words in rows:  # made in the parse child, as the parent makes them
+        assert (tokens, words) == (" ".join(tokenize(texts[cid])), chunk_words(texts[cid]))
+
+
 def test_an_abandoned_batch_leaves_no_parser_running(
     bench: Workbench, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ import pytest
 from ingest.highlight import align, fold
 from masis_core.answers.followup import noun_phrase
 from masis_core.answers.judgement import head_stems
-from masis_core.retrieval.bm25 import content_words, tokenize
+from masis_core.retrieval.bm25 import chunk_words, content_words, keyword_columns, tokenize
 from masis_core.retrieval.quality import keywords
 from masis_core.text.sentences import content_stems
 from masis_core.text.words import words
@@ -51,6 +51,18 @@ def test_decomposed_accents_split_as_composed_ones(lang: str) -> None:
     assert words(decomposed) == words(text)
     assert keywords(decomposed) == keywords(text)
     assert content_words(decomposed) == content_words(text)
+
+
+@pytest.mark.parametrize("lang", sorted(SAMPLES))
+def test_keyword_rows_from_one_split_match_the_separate_splits(lang: str) -> None:
+    """A batch makes a chunk's keyword columns in the parse child from one word split
+    (``keyword_columns``); they are the BM25 tokens and soft-match words the parent made
+    before, the reindex makes from Chroma and the query side compares, NFD or NFKC."""
+    text = f"{SAMPLES[lang][0]} E-1042, 2.7.4 und das \ufb01lter."
+    expected = (" ".join(tokenize(text)), chunk_words(text))
+    assert "e1042" in expected[0] and "filter" in expected[1]
+    assert keyword_columns(text) == expected
+    assert keyword_columns(unicodedata.normalize("NFD", text)) == expected
 
 
 def test_the_question_frame_and_the_follow_up_topic_keep_accents() -> None:
