@@ -50,13 +50,12 @@ def _oidc_principal() -> Principal | None:
     claims = st.user.to_dict()
     name = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub"))
     accounts = workbench().accounts
-    try:
-        if accounts.get(name) is None:
-            accounts.create(name, None, actor=name)
+    try:  # one lookup per call (every door() asks), the account made on first sign-in
+        acc = accounts.get(name) or accounts.create(name, None, actor=name)
     except MasisError as exc:  # a name the account rules refuse
         st.error(f"Your identity cannot be used as an account here: {untrusted(str(exc))}")
         st.stop()
-    who = accounts.principal(name)
+    who = Principal(acc.name, admin=acc.admin)
     if st.session_state.get(OIDC_SEEN) != who.name:  # once per browser session
         st.session_state[OIDC_SEEN] = who.name
         accounts.audit(who.name, "signin", who.name, "oidc")
