@@ -11,6 +11,7 @@ from streamlit.navigation.page import StreamlitPage
 
 from masis_core.errors import MasisError
 from masis_core.llm.embeddings import NOMIC, WORDLLAMA
+from masis_core.services.access import Door
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import ROLES, Role
 from masis_core.storage.registry import Workspace
@@ -142,7 +143,7 @@ def _remember_choice() -> None:
     st.query_params.pop(RUN_PARAM, None)
 
 
-def _delete_box(ws: Workspace) -> None:
+def _delete_box(gate: Door, ws: Workspace) -> None:
     """Delete the selected workspace: asked once, then said what went."""
     with st.expander("Delete this workspace", expanded=st.session_state.get(DELETING_KEY) == ws.id):
         if st.session_state.get(DELETING_KEY) != ws.id:
@@ -152,7 +153,7 @@ def _delete_box(ws: Workspace) -> None:
                 st.rerun()
             return
         busy = jobs().working(ws.id)
-        docs, runs = len(door().documents(ws.id)), len(door().runs(ws.id))
+        docs, runs = len(gate.documents(ws.id)), len(gate.runs(ws.id))
         if busy:
             st.info(
                 "A batch, a run, an evaluation or a calibration is still working in this "
@@ -165,11 +166,11 @@ def _delete_box(ws: Workspace) -> None:
             )
         yes, no = st.columns(2)
         if yes.button("Delete", type="primary", key="ws-delete-yes", disabled=bool(busy)):
-            docs = len(door().documents(ws.id))
+            docs = len(gate.documents(ws.id))
             try:
-                removed = door().delete_workspace(ws.id, jobs())
+                removed = gate.delete_workspace(ws.id, jobs())
             except MasisError as exc:  # work started since the page was drawn
-                st.error(str(exc))
+                st.error(untrusted(str(exc)))
                 return
             highlighted_page.clear()  # its pages, drawn for past runs, are not shown again
             st.session_state.pop(DELETING_KEY, None)
@@ -233,17 +234,17 @@ def render_sidebar() -> Workspace | None:
         with st.expander("New workspace", expanded=not spaces):
             _create_form()
         if selected is not None and not who.local and gate.may(selected.id, "share"):
-            _share_box(selected)
+            _share_box(gate, selected)
         if selected is not None and gate.may(selected.id, "delete_workspace"):
-            _delete_box(selected)
+            _delete_box(gate, selected)
     return selected
 
 
-def _share_box(ws: Workspace) -> None:
+def _share_box(gate: Door, ws: Workspace) -> None:
     """Owners share the workspace by account name: viewer (ask, read runs), editor (also
     upload and delete documents), owner (also share and delete)."""
     with st.expander("Share this workspace"):
-        for member, has in door().members(ws.id).items():
+        for member, has in gate.members(ws.id).items():
             st.caption(f"{untrusted(member)}: {has}")
         with st.form("share", clear_on_submit=True):
             name = st.text_input("Account name", key="share-name")
@@ -251,7 +252,7 @@ def _share_box(ws: Workspace) -> None:
             if st.form_submit_button("Share"):
                 role: Role | None = next((r for r in ROLES if r == choice), None)
                 try:
-                    door().share(ws.id, name, role)
+                    gate.share(ws.id, name, role)
                 except MasisError as exc:
                     st.error(untrusted(str(exc)))
                 else:
