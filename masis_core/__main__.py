@@ -429,9 +429,11 @@ def cmd_users(args: argparse.Namespace) -> int:
         if who is None:
             raise InputError("There is no account yet.")
         moved = accounts.remove(args.name, actor=actor)
+        # The heir is the acting admin, or another one when that admin removed itself.
+        heirs = {a for ws in moved for a, role in accounts.members(ws).items() if role == "owner"}
         print(
             f"account {args.name} removed"
-            + (f"; {', '.join(moved)} now owned by {actor}" if moved else "")
+            + (f"; {', '.join(moved)} now owned by {', '.join(sorted(heirs))}" if moved else "")
         )
     return 0
 

@@ -350,7 +350,19 @@ def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
     code, said = run_cli(["--user", "ada", "users", "remove", "ada"])
     assert code == 2 and "last admin" in said
     assert run_cli(["--user", "ada", "users", "remove", "bob"])[0] == 0
-    assert [a.name for a in Workbench(get_settings()).accounts.all()] == ["ada"]
+    bench = Workbench(get_settings())
+    assert [a.name for a in bench.accounts.all()] == ["ada"]
+    # An admin removing itself: its workspace goes to the other admin, and the CLI says so.
+    assert (
+        run_cli(
+            ["--user", "ada", "users", "add", "cy", "--admin", "--password-stdin"], "cy pw 123\n"
+        )[0]
+        == 0
+    )
+    bench.registry.create_workspace("adas", "wordllama")
+    bench.accounts.grant("adas", "ada", "owner", actor="ada")
+    code, said = run_cli(["--user", "ada", "users", "remove", "ada"])
+    assert code == 0 and "adas now owned by cy" in said, said
 
 
 def test_jobs_check_the_role_and_stay_the_accounts_after_sign_out(bench, settings) -> None:
