@@ -153,3 +153,34 @@ def test_account_page_audit_log_for_admins_only_and_password_change(settings, mo
     assert "Audit log" in [h.value for h in root.subheader]
     log = root.dataframe[-1].value
     assert {"signin", "password.change"} <= set(log["action"])
+
+
+def test_an_owner_shares_from_the_sidebar_and_a_viewer_gets_no_owner_boxes(
+    settings, monkeypatch
+) -> None:
+    """Sharing by account name from the sidebar form: a name that is no account is refused
+    (shown escaped), a viewer then sees the workspace without the share and delete boxes."""
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    for name in ("ann", "b_o_b"):
+        bench.accounts.create(name, f"{name} password")
+    bench.registry.create_workspace("ann-ws", "wordllama")
+    bench.accounts.grant("ann-ws", "ann", "owner", actor="root")
+
+    ann = sign_in(fresh_app().run(), "ann", "ann password")
+    assert workspace_ids(ann) == ["ann-ws"]
+    ann.sidebar.text_input(key="share-name").input("*nobody*")
+    click(ann, "Share")
+    assert "There is no account '\\*nobody\\*'" in ann.error[0].value
+    ann.sidebar.text_input(key="share-name").input("B_O_B")
+    ann.sidebar.selectbox(key="share-role").select("viewer")
+    click(ann, "Share")
+    assert not ann.exception, ann.exception
+    assert bench.accounts.members("ann-ws") == {"ann": "owner", "b_o_b": "viewer"}
+    assert any(c.value == "b\\_o\\_b: viewer" for c in ann.sidebar.caption)
+
+    bob = sign_in(fresh_app().run(), "b_o_b", "b_o_b password")
+    assert workspace_ids(bob) == ["ann-ws"]
+    labels = [e.label for e in bob.sidebar.expander]
+    assert "Share this workspace" not in labels and "Delete this workspace" not in labels
+    assert ("ann", "workspace.share") in [(e.actor, e.action) for e in bench.accounts.audit_log()]
