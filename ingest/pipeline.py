@@ -657,7 +657,7 @@ class Ingestor:
         display, doc_id = prepared.display, report.doc_id
         assert doc_id is not None
         try:
-            self._store(ws, doc_id, prepared, chunks, progress, parsed.ocr_engine, prepared.columns)
+            self._store(ws, doc_id, prepared, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
                 ws.id,
                 doc_id,
@@ -699,7 +699,6 @@ class Ingestor:
         chunks: list[Chunk],
         progress: Progress,
         ocr_engine: str | None = None,
-        columns: Sequence[tuple[str, str]] | None = None,
     ) -> None:
         display = prepared.display
         crash_point("claimed")
@@ -744,7 +743,7 @@ class Ingestor:
         crash_point("chunks written")
         progress("publishing", total, total)
         # Keyword rows before visibility: a visible chunk always has its BM25 row.
-        self.bench.bm25.add(ws.id, doc_id, ids, texts, columns)
+        self.bench.bm25.add(ws.id, doc_id, ids, texts, prepared.columns)
         crash_point("keyword rows written")
         self.bench.store.make_visible(ws.embed_model, ids)
         crash_point("visible")
