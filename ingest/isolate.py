@@ -302,8 +302,8 @@ class PendingParse:
 
     def made(self) -> Any:
         """What ``then`` made of the parsed document in the child; None when it did not run
-        there (a small text file, a failed parse) or when OCR added pages since."""
-        return self._made if self._scans is None else None
+        there (a small text file, a failed parse, or pages left for OCR: ``_parse_then``)."""
+        return self._made
 
     def _text(self, cancelled: Callable[[], bool] = lambda: False) -> ParsedDocument:
         """The text layer's result (waited for once), pages to OCR listed."""
