@@ -178,7 +178,7 @@ class Door:
         rec, state = self.start(ws_id, question, **options)
         return self.runs_service.drive(rec, state, on_event)
 
-    def may_resume(self, run_id: str) -> None:
+    def require_resume(self, run_id: str) -> None:
         """A resume needs the ask role in the run's workspace, and is audited (the local
         user: the claim's own checks, as before)."""
         if not self.who.local:
@@ -186,7 +186,7 @@ class Door:
             self.audit("run.resume", run_id)
 
     def resume(self, run_id: str, response: dict[str, Any] | None, **kw: Any) -> RunRecord:
-        self.may_resume(run_id)
+        self.require_resume(run_id)
         return self.runs_service.resume(run_id, response, **kw)
 
     def mark(self, run_id: str, right: bool | None) -> None:

@@ -169,7 +169,7 @@ class JobManager:
         """Claim the run for this process (a second claimant gets ``RunBusy`` at once), then
         drive it in a worker."""
         if door is not None:
-            door.may_resume(run_id)
+            door.require_resume(run_id)
         rec, graph_input = self.research.claim(run_id, response)
         heading = rec.question
         if response and response.get("action") == "rephrase":
