@@ -514,17 +514,22 @@ class Ingestor:
         prepared.early = self._duplicate(ws, prepared)
         if prepared.early is None:
             kinds.preload(display)
-            prepared.parse = PendingParse(
-                data,
-                display,
-                self.settings.parse_timeout_s,
-                self.ocr_options(),
-                then=partial(
-                    chunked,
-                    size=self.settings.chunk_words,
-                    overlap=self.settings.chunk_overlap_words,
-                ),
-            )
+            try:
+                prepared.parse = PendingParse(
+                    data,
+                    display,
+                    self.settings.parse_timeout_s,
+                    self.ocr_options(),
+                    then=partial(
+                        chunked,
+                        size=self.settings.chunk_words,
+                        overlap=self.settings.chunk_overlap_words,
+                    ),
+                )
+            except OSError as exc:  # no fork (out of processes or memory): this file fails
+                # alone, not the one being stored while its parse was started
+                why = f"busy: the parser could not start ({exc}); try the file again"
+                prepared.early = failed(display, why, prepared.doc_id)
         return prepared
 
     def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:

@@ -416,6 +416,34 @@ def test_a_batch_cancelled_while_a_file_is_aside_stops_its_parser_and_keeps_orde
         assert (tokens, words) == (" ".join(tokenize(texts[cid])), chunk_words(texts[cid]))
 
 
+def test_a_parser_that_cannot_start_fails_its_own_file_only(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No fork for b.pdf's parse, started while a.pdf is stored: b.pdf fails, a and c are
+    stored (the failure once ended a.pdf's store)."""
+    from ingest import isolate
+
+    real_call = isolate.ChildCall
+
+    def no_fork_for_b(target, args, *rest, **kwargs):
+        if args[1] == "b.pdf":
+            raise OSError(11, "Resource temporarily unavailable")
+        return real_call(target, args, *rest, **kwargs)
+
+    monkeypatch.setattr(isolate, "ChildCall", no_fork_for_b)
+    ws = bench.create_workspace("demo", "wordllama")
+    sources = [Source.of_bytes(f"{n}.pdf", make_pdf([filler(n, 200)])) for n in "abc"]
+    reports = list(Ingestor(bench).ingest_each(ws, sources))
+
+    assert [(r.file, r.status) for r in reports] == [
+        ("a.pdf", "ingested"),
+        ("b.pdf", "failed"),
+        ("c.pdf", "ingested"),
+    ]
+    assert reports[1].error.startswith("busy: the parser could not start ([Errno 11]")
+    assert {d.filename for d in bench.documents("demo")} == {"a.pdf", "c.pdf"}
+
+
 def test_an_abandoned_batch_leaves_no_parser_running(
     bench: Workbench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
