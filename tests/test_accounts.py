@@ -44,6 +44,7 @@ def accounts(settings, clock) -> Accounts:
 def test_names_are_normalised_and_confusables_refused() -> None:
     assert normalise_name("  Ｐａｕｌ ") == "paul"  # full-width letters, any case
     assert normalise_name("STRASSE") == normalise_name("straße")
+    assert normalise_name("Jose\u0301") == normalise_name("jos\u00e9") == "jos\u00e9"  # decomposed
     for bad, why in [
         ("", "empty"),
         ("   ", "empty"),
@@ -51,6 +52,7 @@ def test_names_are_normalised_and_confusables_refused() -> None:
         ("p\u0430ul", "mixes alphabets"),  # Cyrillic а inside Latin
         ("ann smith", "not ' '"),
         ("bob\u200b", "not"),  # a zero-width space
+        ("b\u0301ob", "not"),  # a combining accent that composes with nothing
     ]:
         with pytest.raises(AccessError, match=why):
             normalise_name(bad)
