@@ -268,7 +268,12 @@ class _ParseAhead:
         if not self.queue:
             self._prepare_next()
         prepared = self.queue.popleft()
-        self.pump()
+        try:
+            self.pump()
+        except BaseException:  # no longer queued, not yet the batch's: stopped here
+            if prepared.parse is not None:
+                prepared.parse.cancel()
+            raise
         return prepared
 
     def _prepare_next(self) -> None:
