@@ -135,6 +135,9 @@ def test_sessions_end_on_sign_out_expiry_and_password_change(accounts, clock) ->
         accounts.session(third)
     with pytest.raises(SignInRefused):
         accounts.sign_in("ada", "correct horse")
+    accounts.sign_in("ada", "new password 1")  # the expired session's row goes meanwhile
+    with accounts.db.connect() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
 
 
 def test_tokens_are_stored_hashed_and_revocable(accounts) -> None:

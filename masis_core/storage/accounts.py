@@ -303,6 +303,8 @@ class Accounts:
         secret = secrets.token_urlsafe(32)
         now = self.clock()
         with self.db.connect() as conn:
+            # Tabs closed without signing out leave rows; they go once they have expired.
+            conn.execute("DELETE FROM sessions WHERE expires <= ?", (now,))
             conn.execute(
                 "INSERT INTO sessions (digest, account, started, expires) VALUES (?,?,?,?)",
                 (digest(secret), normalise_name(name), now, now + self.session_s),
