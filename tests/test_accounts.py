@@ -117,6 +117,25 @@ def test_brute_force_is_throttled_and_the_right_password_works_later(accounts, c
     assert accounts.sign_in("bob", "battery staple", address="10.0.0.7")[0].name == "bob"
 
 
+def test_an_unknown_name_costs_a_hash_as_a_wrong_password_does(settings, clock) -> None:
+    """No timing oracle for account names: an unknown one is refused after a password
+    hash is checked, as a known one with a wrong password is."""
+    checked: list[str] = []
+
+    class Counting(PasswordHasher):
+        def verify(self, hash: str | bytes, password: str | bytes) -> bool:
+            checked.append(str(hash))
+            return super().verify(hash, password)
+
+    hasher = Counting(time_cost=1, memory_cost=8, parallelism=1)
+    accounts = Accounts(open_database(settings), clock=clock, hasher=hasher)
+    accounts.create("ada", "correct horse")
+    for name in ("ada", "nobody"):
+        with pytest.raises(SignInRefused, match="Wrong account name or password"):
+            accounts.sign_in(name, "wrong guess")
+    assert len(checked) == 2 and all(h.startswith("$argon2id$") for h in checked)
+
+
 def test_sessions_end_on_sign_out_expiry_and_password_change(accounts, clock) -> None:
     accounts.create("ada", "correct horse")
     _, first = accounts.sign_in("ada", "correct horse")

@@ -10,6 +10,7 @@ and the session expiry are tested without waiting.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 import time
@@ -249,7 +250,10 @@ class Accounts:
             row = conn.execute(
                 "SELECT password, admin FROM accounts WHERE name = ?", (key,)
             ).fetchone()
-        if row is None or row[0] is None or not self._matches(row[0], password):
+        # An unknown name (or an OIDC account) costs one hash too: a quick refusal would
+        # tell which account names exist.
+        known = row is not None and row[0] is not None
+        if not self._matches(row[0] if known else self._decoy, password) or not known:
             with self.db.connect() as conn:
                 _audit(conn, key or "?", "signin.fail", key or "?", address)
             raise SignInRefused("Wrong account name or password.")
@@ -259,6 +263,11 @@ class Accounts:
                 (subjects[0], attempt),
             )
         return Principal(key, admin=bool(row[1]))
+
+    @functools.cached_property
+    def _decoy(self) -> str:
+        """A hash of no one's password, with this hasher's cost."""
+        return self.hasher.hash(secrets.token_urlsafe(16))
 
     def _matches(self, hashed: str, password: str) -> bool:
         try:
