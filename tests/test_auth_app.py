@@ -184,3 +184,35 @@ def test_an_owner_shares_from_the_sidebar_and_a_viewer_gets_no_owner_boxes(
     labels = [e.label for e in bob.sidebar.expander]
     assert "Share this workspace" not in labels and "Delete this workspace" not in labels
     assert ("ann", "workspace.share") in [(e.actor, e.action) for e in bench.accounts.audit_log()]
+
+
+def test_a_verdict_after_the_workspace_was_unshared_is_not_kept(settings, monkeypatch) -> None:
+    """The thumbs' callback goes through the door: bob's page still shows ann's run after
+    she took his role away, and his click there stores nothing; nor does ann's once her
+    session has ended elsewhere."""
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("ann", "ann password")
+    bench.accounts.create("bob", "bob password")
+    bench.registry.create_workspace("ann-ws", "wordllama")
+    bench.accounts.grant("ann-ws", "ann", "owner", actor="ann")
+    bench.accounts.grant("ann-ws", "bob", "viewer", actor="ann")
+    store = RunStore(bench)
+    store.save(
+        RunRecord("annrun000001", "ann-ws", "ann's question", "offline", "completed", "Yes.")
+    )
+    bob = sign_in(fresh_app().run(), "bob", "bob password")
+    bob.switch_page("pages/runs.py").run()
+    assert not bob.exception, bob.exception
+    (thumbs,) = bob.feedback
+    bench.accounts.grant("ann-ws", "bob", None, actor="ann")
+    thumbs.set_value(1).run()
+    assert not bob.exception, bob.exception
+    assert store.get("annrun000001").feedback is None and workspace_ids(bob) == []
+    # Ann, signed out in another tab: her click keeps nothing and the tab shows the sign-in.
+    ann = sign_in(fresh_app().run(), "ann", "ann password")
+    ann.switch_page("pages/runs.py").run()
+    (thumbs,) = ann.feedback
+    bench.accounts.end_session(ann.session_state["masis_session"])
+    thumbs.set_value(1).run()
+    assert not ann.exception and [b.label for b in ann.button] == ["Sign in"]
+    assert store.get("annrun000001").feedback is None

@@ -6,6 +6,7 @@ Shared by the research and runs pages. Everything here renders what
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -13,12 +14,13 @@ import streamlit as st
 
 from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
+from masis_core.errors import MasisError
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import escape_markdown, plain, quote_block, safe_link, untrusted
+from ui.auth import door, principal
 from ui.evidence import answer_sections, page_view, support_panel
-from ui.resources import run_service
 
 NODE_ICONS = {
     "supervisor": "🧭",
@@ -223,8 +225,13 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
 
 
 def _store_verdict(run_id: str, key: str) -> None:
+    """The thumbs' callback, through the door: a run unshared (or a session signed out)
+    since the page was drawn keeps no verdict, and the rerun shows why."""
     value = st.session_state.get(key)
-    run_service().mark(run_id, None if value is None else value == 1)
+    if principal() is None:  # door() would stop the rerun before it draws the sign-in
+        return
+    with contextlib.suppress(MasisError):
+        door().mark(run_id, None if value is None else value == 1)
 
 
 def verdict(rec: RunRecord) -> None:
