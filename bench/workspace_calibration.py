@@ -207,7 +207,10 @@ def main() -> None:
     out = {
         "job_seconds": seconds,
         "documents": len(bench.documents(ws_id)),
-        "fit": {k: report.get(k) for k in ("status", "message", "points", "table", "questions")}
+        "fit": {
+            k: report.get(k)
+            for k in ("status", "message", "points", "table", "questions", "method", "held_out")
+        }
         | {k: report.get(k) for k in ("ece_before", "ece_after", "ece_after_held_out")},
         "held_out_before": summary(rows, "judged"),
         "held_out_after": summary(rows, "mapped"),

@@ -29,6 +29,7 @@ from masis_core.workspaces.calibration import (
     Point,
     fit,
     isotonic,
+    platt,
     table_of,
 )
 from masis_core.workspaces.workbench import Workbench
@@ -98,6 +99,50 @@ def test_an_under_confident_judge_is_mapped_up_and_the_error_falls() -> None:
     assert report["ece_after"] < report["ece_before"] / 3
     assert report["ece_after_held_out"] < report["ece_before"]
     assert table_of(report, "ollama") is None  # fitted on the offline engine's scores only
+
+
+def platt_points(n: int, seed: int) -> list[Point]:
+    """Judge scores whose chance of being right follows a Platt curve (slope 1.5, offset 1)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.uniform(0.02, 0.98, n)
+    chance = 1 / (1 + np.exp(-(1.5 * np.log(scores / (1 - scores)) + 1.0)))
+    return [
+        Point(float(s), bool(rng.random() < c), "outline")
+        for s, c in zip(scores, chance, strict=True)
+    ]
+
+
+def test_platt_recovers_the_curve_and_stays_monotone() -> None:
+    a, b = platt(platt_points(3000, 1))
+    assert abs(a - 1.5) < 0.15 and abs(b - 1.0) < 0.15
+    # A judge that ranks this workspace's answers backwards gets a flat map, never a falling one.
+    backwards = [Point(p.score, not p.right, "outline") for p in platt_points(200, 2)]
+    assert platt(backwards)[0] == 0.0
+
+
+def test_the_map_that_predicts_held_out_points_better_is_kept() -> None:
+    """Never right below 0.5 and two times in three above it: a step to a plateau, isotonic's
+    shape, which a logistic curve cannot take; on noisy points along a curve the two are
+    close, and the one kept is the one with the lower held-out Brier score either way."""
+    smooth = fit(platt_points(60, 0))
+    step = fit(
+        [
+            Point(float(s), s > 0.5 and i % 3 != 0, "outline")
+            for i, s in enumerate(np.linspace(0.02, 0.98, 60))
+        ]
+    )
+    assert step["method"] == "isotonic"
+    for report in (smooth, step):
+        kept = report["method"]
+        other = {"platt": "isotonic", "isotonic": "platt"}[kept]
+        assert report["held_out"][kept]["brier"] <= report["held_out"][other]["brier"]
+        assert report["ece_after_held_out"] == report["held_out"][kept]["ece"]
+        knots = [k["calibrated"] for k in report["table"]]
+        assert knots == sorted(knots)  # either way, monotone
+    mapped = table_of(step, "offline")
+    assert mapped is not None and 0.5 < mapped(0.8) < 0.8 and mapped(0.3) < 0.15
+    text = format_report({**smooth, "workspace": "w"})
+    assert f"map: {smooth['method']} (held-out Brier score platt" in text
 
 
 def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
@@ -176,11 +221,27 @@ def test_each_outline_question_is_asked_of_its_own_document(bench: Workbench) ->
     assert Ingestor(bench).ingest_bytes(ws, note.encode(), "tips.txt").status == "ingested"
     report = calibrate_workspace(bench, ws.id)
     assert report["points"]["right"] == 5
-    # Every third question is asked again with the PDF withheld: the note's answer to a
-    # heading is not its section, and counts as wrong (the map's on-topic negatives).
+    # Every third question is asked again with the PDF withheld; the note holds each heading
+    # as a phrase, so whether its answer is right is not known: no point, and said so.
+    assert report["withheld"] == 2 and report["elsewhere"] == 2
+    assert report["points"]["outline"] == 5 and report["points"]["wrong"] == 0
+    text = format_report(report)
+    assert "5 outline questions, 2 of them asked again" in text
+    assert "2 of those left out: another document has the section" in text
+
+
+def test_a_withheld_heading_answered_by_other_words_counts_wrong(bench: Workbench) -> None:
+    """The other document speaks of the topic's words but not of the heading as a phrase:
+    an on-topic answer the workspace has no section for, so the map's negative."""
+    ws = outlined(bench, "plant", TOPICS)
+    note = " ".join(
+        f"Notes on {' and the '.join(reversed(title.lower().split()))}: kept in the office."
+        for title, _ in TOPICS
+    )
+    assert Ingestor(bench).ingest_bytes(ws, note.encode(), "tips.txt").status == "ingested"
+    report = calibrate_workspace(bench, ws.id)
+    assert report["withheld"] == 2 and report["elsewhere"] == 0
     assert report["points"]["outline"] == 7 and report["points"]["wrong"] == 2
-    assert report["withheld"] == 2
-    assert "5 outline questions, 2 of them asked again" in format_report(report)
 
 
 def test_a_title_heading_two_documents_is_not_asked(bench: Workbench) -> None:

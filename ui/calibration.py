@@ -95,9 +95,10 @@ def calibration_panel(ws: Workspace) -> None:
     st.caption(
         "After each upload the workspace's outline headings are asked as questions, each of "
         "its own document; an answer is right when its lead cites the heading's section. The "
-        "judge's confidence is then mapped (isotonic regression) to how often answers were "
-        "right here, so that the 65% review bar means the same in every workspace. Your 👍 / 👎 "
-        "add labelled answers."
+        "judge's confidence is then mapped (Platt scaling or isotonic regression, whichever "
+        "predicts held-out answers better) to how often answers were right here, so that "
+        "the 65% review bar means the same in every workspace. Your 👍 / 👎 add labelled "
+        "answers."
     )
     running = jobs().active(ws.id, "calibration")
     if running:
