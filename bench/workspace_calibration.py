@@ -77,12 +77,25 @@ def held_out(
     return rows
 
 
+def auc(rows: list[dict[str, Any]], key: str) -> float | None:
+    """How well the score ranks right drafts above wrong ones: the chance that a right draft
+    scores higher than a wrong one (ties count half). No map, being monotone, changes it much:
+    it is the judge's own ceiling."""
+    right = [r[key] for r in rows if r["right"]]
+    wrong = [r[key] for r in rows if not r["right"]]
+    if not right or not wrong:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in right for b in wrong)
+    return round(wins / (len(right) * len(wrong)), 3)
+
+
 def summary(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     cal = reliability([(r[key], r["right"]) for r in rows])
     reviewed = sum(r[key] < LOW_CONFIDENCE for r in rows)
     answered = [r for r in rows if r[key] >= LOW_CONFIDENCE]
     return {
         "ece": cal["ece"],
+        "auc": auc(rows, key),
         "drafts": len(rows),
         "reviewed": reviewed,
         "right_of_answered": round(sum(r["right"] for r in answered) / len(answered), 3)

@@ -410,7 +410,10 @@ def test_calibrate_cli_prints_the_fit_and_the_error_before_and_after(
     assert main(["calibrate", "--workspace", ws.id, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["workspace"] == ws.id and report["questions"] == 5
-    assert {"table", "ece_before", "ece_after", "points", "message"} <= set(report)
+    assert {"table", "ece_before", "ece_after", "points", "message", "method", "held_out"} <= set(
+        report
+    )
+    assert report["elsewhere"] == 0 and report["withheld"] == 0  # one document: none withheld
     assert main(["calibrate", "--workspace", ws.id]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"workspace {ws.id}: ") and "outline questions" in text
@@ -425,7 +428,7 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
     at.switch_page("pages/inspector.py").run()
     assert not at.exception
     assert any("No calibration of this workspace yet" in i.value for i in at.info)
-    CalibrationStore(bench.db).save(plant.id, under_confident(), [])
+    CalibrationStore(bench.db).save(plant.id, under_confident(), [], elsewhere=3)
     at.run()
     assert not at.exception
     figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -442,3 +445,6 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
     assert metrics["ECE after (held out)"] == (
         f"{report['ece_after']:.3f} ({report['ece_after_held_out']:.3f})"
     )
+    kept = {"platt": "Platt scaling", "isotonic": "isotonic regression"}[report["method"]]
+    assert any(c.value.startswith(f"Map: {kept}, the lower Brier score") for c in at.caption)
+    assert any("3 withheld answers left out: another document" in c.value for c in at.caption)

@@ -78,12 +78,28 @@ def _report(report: dict[str, Any]) -> None:
         else f"{report['ece_after']:.3f}" + ("" if held is None else f" ({held:.3f})"),
         help="on the fitted points, and in brackets on points each fit did not see (5-fold)",
     )
+    left_out = report.get("elsewhere") or 0
     st.caption(
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
-        "Bars: the share right per confidence bin, labelled with the number of answers."
+        + (
+            f"{left_out} withheld answers left out: another document has the heading's "
+            "section, so whether they answer is not known. "
+            if left_out
+            else ""
+        )
+        + "Bars: the share right per confidence bin, labelled with the number of answers."
     )
     _diagrams(report)
     if report["table"]:
+        if report.get("held_out"):
+            names = {"platt": "Platt scaling", "isotonic": "isotonic regression"}
+            briers = ", ".join(
+                f"{names[m]} {v['brier']:.3f}" for m, v in report["held_out"].items()
+            )
+            st.caption(
+                f"Map: {names[report['method']]}, the lower Brier score on points each fit "
+                f"did not see (5-fold: {briers})."
+            )
         with st.expander("The fitted map (judge score → calibrated probability)"):
             st.dataframe(pd.DataFrame(report["table"]), hide_index=True, width="stretch")
     for note in report.get("notes") or []:
