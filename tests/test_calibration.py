@@ -118,6 +118,11 @@ def test_platt_recovers_the_curve_and_stays_monotone() -> None:
     # A judge that ranks this workspace's answers backwards gets a flat map, never a falling one.
     backwards = [Point(p.score, not p.right, "outline") for p in platt_points(200, 2)]
     assert platt(backwards)[0] == 0.0
+    # Flat at the share right: scores 0.8-0.97, right below 0.85 (30%). The backwards fit's
+    # own offset, its slope cut to 0, had put the flat map at 0.71.
+    high = [Point(float(s), bool(s < 0.85), "outline") for s in np.linspace(0.8, 0.97, 60)]
+    slope, offset = platt(high)
+    assert slope == 0.0 and abs(1 / (1 + np.exp(-offset)) - 0.3) < 0.05
 
 
 def test_the_map_that_predicts_held_out_points_better_is_kept() -> None:
@@ -153,6 +158,18 @@ def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
     wrong = fit([Point(s, False, "outline") for s in np.linspace(0.1, 0.9, 30)])
     assert wrong["status"] == "one_sided" and table_of(wrong, "offline") is None
     assert "0 of 30 answers were right" in wrong["message"]
+    # Just enough wrong answers, all in one held-out fold: that fold's maps are fitted on
+    # right answers only, and the figures are still numbers.
+    edge = [
+        Point(float(s), i not in (0, 5, 10), "outline")
+        for i, s in enumerate(np.linspace(0.3, 0.9, 20))
+    ]
+    edged = fit(edge)
+    assert edged["status"] == "fitted" and edged["method"] in ("platt", "isotonic")
+    assert all(
+        np.isfinite(v["brier"]) and np.isfinite(v["ece"]) for v in edged["held_out"].values()
+    )
+    json.dumps(edged)  # stored as JSON: no numpy bools or arrays in the report
 
 
 # -- kept per workspace ---------------------------------------------------------------------------
@@ -320,7 +337,7 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
     outline = [Point(judged, i % 10 != 0, "outline") for i in range(20)]
     outline += [Point(0.01, False, "outline") for _ in range(10)]
     store = CalibrationStore(bench.db)
-    fitted = store.save(plant.id, outline, [])
+    fitted = store.save(plant.id, outline, [], elsewhere=2)
     high = store.table(plant.id, "offline")(judged)
     assert high > 0.8
     # The analyst marks eight answers at that score wrong.
@@ -329,6 +346,7 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
         research.mark(run.run_id, False)  # each verdict refits the map
     refit = store.get(plant.id)
     assert refit["points"]["verdicts"] == 8 and refit["points"]["outline"] == 30
+    assert refit["elsewhere"] == 2  # the job's counts outlive a refit
     lowered = store.table(plant.id, "offline")(judged)
     assert lowered < high - 0.2  # 18 of 28 at this score right now
     assert refit["ece_before"] != fitted["ece_before"]
