@@ -30,6 +30,7 @@ from masis_core.workspaces.calibration import (
     fit,
     isotonic,
     platt,
+    platt_table,
     table_of,
 )
 from masis_core.workspaces.workbench import Workbench
@@ -123,6 +124,14 @@ def test_platt_recovers_the_curve_and_stays_monotone() -> None:
     high = [Point(float(s), bool(s < 0.85), "outline") for s in np.linspace(0.8, 0.97, 60)]
     slope, offset = platt(high)
     assert slope == 0.0 and abs(1 / (1 + np.exp(-offset)) - 0.3) < 0.05
+    # Tabulated over the scores fitted only: below them the judge's score stands, as for the
+    # isotonic map (the curve itself lifts 0.02 to 0.08 here).
+    mostly = [
+        Point(float(s), i % 4 != 0, "outline") for i, s in enumerate(np.linspace(0.4, 0.8, 40))
+    ]
+    table = platt_table(mostly)
+    assert (table.scores[0], table.scores[-1]) == (0.4, 0.8)
+    assert table(0.02) == 0.02 and table(0.6) > 0.65
 
 
 def test_the_map_that_predicts_held_out_points_better_is_kept() -> None:
