@@ -22,8 +22,9 @@ went through unreviewed. A withheld draft whose lead holds the heading's words a
 (all of them, for a one-word heading) is left out, not counted wrong: another document has the
 same section, and its answer may well be right. On the 15 manuals, where the R manuals share
 their chapters, 12 of 16 withheld drafts were such (mean judge score 0.74, against 0.59 for the
-rest), and counted wrong they pulled every score down: the map sent 10% of the answerable
-held-out questions through without review, against 49% with them left out.
+rest), and counted wrong they pulled every score down: the map sent 7 of 73 answerable
+held-out questions through without review; with them left out (and the Platt map,
+``masis_core/workspaces/calibration.py``) 38.
 
 Bounded work: at most ``MAX_QUESTIONS`` questions spread over the documents. The job stops
 before its next question when cancelled or when the workspace is gone, and then stores
