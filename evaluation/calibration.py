@@ -251,11 +251,16 @@ def format_report(report: dict[str, Any]) -> str:
     if report["status"] in ("cancelled", "deleted"):
         return f"workspace {report['workspace']}: calibration {report['status']}, nothing stored"
     p = report["points"]
+    withheld = report.get("withheld", 0)
+    again = (
+        f"{withheld} of them asked again with their document withheld "
+        f"({report.get('elsewhere', 0)} of those left out: another document has the section; "
+        if withheld
+        else "(one document: none asked again without it; "
+    )
     lines = [
         f"workspace {report['workspace']}: {report['message']}",
-        f"points: {p['outline']} from {report.get('questions', 0)} outline questions, "
-        f"{report.get('withheld', 0)} of them asked again with their document withheld "
-        f"({report.get('elsewhere', 0)} of those left out: another document has the section; "
+        f"points: {p['outline']} from {report.get('questions', 0)} outline questions, {again}"
         f"{report.get('unscored', 0)} drafts missing), {p['verdicts']} from your verdicts; "
         f"{p['right']} right, {p['wrong']} wrong",
     ]

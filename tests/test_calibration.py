@@ -444,6 +444,7 @@ def test_calibrate_cli_prints_the_fit_and_the_error_before_and_after(
     assert main(["calibrate", "--workspace", ws.id]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"workspace {ws.id}: ") and "outline questions" in text
+    assert "(one document: none asked again without it; " in text
     assert main(["calibrate", "--workspace", "nowhere", "--json"]) == 2
     assert "There is no workspace 'nowhere'" in capsys.readouterr().err
 

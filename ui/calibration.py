@@ -82,8 +82,8 @@ def _report(report: dict[str, Any]) -> None:
     st.caption(
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
         + (
-            f"{left_out} withheld answers left out: another document has the heading's "
-            "section, so whether they answer is not known. "
+            f"{left_out} withheld {'answer' if left_out == 1 else 'answers'} left out: "
+            "another document has the heading's section, so whether it answers is not known. "
             if left_out
             else ""
         )
