@@ -107,8 +107,10 @@ def ask(
 ) -> dict[str, Any]:
     """The offline engine's first draft of ``question`` and its critique; with ``only`` (a
     doc id), from that document's passages alone; with ``withheld``, from every other's."""
-    others = [d.doc_id for d in context.bench.documents(ws.id) if d.doc_id != only]
-    excluded = others if only else [withheld] if withheld else []
+    if only:  # the documents are read only then: the job asks up to 80 questions
+        excluded = [d.doc_id for d in context.bench.documents(ws.id) if d.doc_id != only]
+    else:
+        excluded = [withheld] if withheld else []
     state: ResearchState = {
         "question": question,
         "workspace_id": ws.id,
