@@ -86,7 +86,12 @@ def chunk_words(text: str) -> str:
     (softmatch.py) compares a query's words with, kept in the keyword row's ``words`` column
     at ingest. Splitting a chunk's text into them takes 0.12 ms, 12 s for 100,000 chunks: per
     query that was ~5 ms of a fresh pool, so it is done once, when the chunk is written."""
-    return " ".join(sorted(content_words(text)))
+    return _sorted_content(_WORD.findall(lowered(text)))
+
+
+def _sorted_content(split: list[str]) -> str:
+    """``chunk_words`` of a text's words (``_WORD`` over the lowered text)."""
+    return " ".join(sorted({w for w in split if w not in STOPWORDS}))
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,7 @@ class Bm25Store:
         made (an ingest makes them in the parse child, on the other core)."""
         made = columns if columns is not None else [keyword_columns(t) for t in texts]
         rows = [
-            (workspace_id, cid, doc_id, *cols) for cid, cols in zip(chunk_ids, made, strict=True)
+            _row(workspace_id, cid, doc_id, cols) for cid, cols in zip(chunk_ids, made, strict=True)
         ]
         # Writes take the workspace's lock so that ``reconcile`` never interleaves with them.
         with self._lock(workspace_id), self._conn() as conn:
@@ -334,7 +339,7 @@ class Bm25Store:
     ) -> None:
         """Drop rows Chroma no longer has; add rows for visible chunks that have none."""
         rows = [
-            _row(workspace_id, cid, str(meta.get("doc_id", "")), text)
+            _row(workspace_id, cid, str(meta.get("doc_id", "")), keyword_columns(text))
             for cid, (text, meta) in missing.items()
         ]
         with self._conn() as conn:
@@ -593,13 +598,14 @@ def keyword_columns(text: str) -> tuple[str, str]:
     """A chunk's keyword columns: its BM25 tokens and its soft-match words (``chunk_words``),
     from one split of the text into words."""
     split = _WORD.findall(lowered(text))
-    content = {w for w in split if w not in STOPWORDS}
-    return " ".join(_tokens(split)), " ".join(sorted(content))
+    return " ".join(_tokens(split)), _sorted_content(split)
 
 
-def _row(workspace_id: str, chunk_id: str, doc_id: str, text: str) -> tuple[str, ...]:
-    """A chunk's keyword row (``ROW_UPSERT``)."""
-    return (workspace_id, chunk_id, doc_id, *keyword_columns(text))
+def _row(
+    workspace_id: str, chunk_id: str, doc_id: str, columns: tuple[str, str]
+) -> tuple[str, ...]:
+    """A chunk's keyword row (``ROW_UPSERT``), from its ``keyword_columns``."""
+    return (workspace_id, chunk_id, doc_id, *columns)
 
 
 def _idf(n_docs: int, doc_freq: int) -> float:
