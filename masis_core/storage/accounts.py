@@ -139,12 +139,6 @@ class Accounts:
             rows = conn.execute("SELECT * FROM accounts ORDER BY name").fetchall()
         return [_account(r) for r in rows]
 
-    def principal(self, name: str) -> Principal:
-        acc = self.get(name)
-        if acc is None:
-            raise SignInRefused("That account does not exist (any more).")
-        return Principal(acc.name, admin=acc.admin)
-
     def create(
         self, name: str, password: str | None, *, actor: str = "", admin: bool = False
     ) -> Account:
