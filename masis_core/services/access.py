@@ -60,9 +60,7 @@ class Door:
 
     # -- checks -------------------------------------------------------------------------
     def role(self, ws_id: str) -> Role | None:
-        if self.who.local:
-            return "owner"
-        return self.bench.accounts.role(self.who, ws_id)
+        return self.bench.accounts.role(self.who, ws_id)  # LOCAL is an admin: owner
 
     def workspace(self, ws_id: str, action: str = "read") -> Workspace:
         """The workspace when the principal may do ``action`` in it."""
