@@ -410,24 +410,23 @@ def cmd_users(args: argparse.Namespace) -> int:
         ]
         if args.json:
             print(json.dumps(rows, indent=2))
-        for r in [] if args.json else rows:
-            print(f"{r['name']}{' (admin)' if r['admin'] else ''}  since {r['created_at']}")
+        else:
+            for r in rows:
+                print(f"{r['name']}{' (admin)' if r['admin'] else ''}  since {r['created_at']}")
         return 0
     if not args.name:
         raise InputError(f"users {args.action} needs an account NAME")
+    if who is None and args.action != "add":  # before a password prompt
+        raise InputError("There is no account yet: create the first with `users add NAME`.")
     if args.action == "add":
         acc = accounts.create(
             args.name, new_password(args, args.name), actor=actor, admin=args.admin
         )
         print(f"account {acc.name} created{' (admin)' if acc.admin else ''}")
     elif args.action == "reset":
-        if who is None:
-            raise InputError("There is no account yet: create one with `users add NAME`.")
         accounts.set_password(args.name, new_password(args, args.name), actor=actor)
         print(f"password of {args.name} reset; its sessions have ended")
     else:
-        if who is None:
-            raise InputError("There is no account yet.")
         moved = accounts.remove(args.name, actor=actor)
         # The heir is the acting admin, or another one when that admin removed itself.
         heirs = {a for ws in moved for a, role in accounts.members(ws).items() if role == "owner"}

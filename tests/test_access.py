@@ -321,6 +321,9 @@ def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
 
     monkeypatch.setenv("MASIS_AUTH", "local")
     get_settings.cache_clear()
+    for action in ("reset", "remove"):  # nothing to reset or remove: said before any prompt
+        code, said = run_cli(["users", action, "bob"])
+        assert code == 2 and "There is no account yet" in said, said
     assert (
         run_cli(["users", "add", "Ada", "--password-stdin"], "first password\n")[0] == 0
     )  # the first: no sign-in yet
