@@ -22,7 +22,8 @@ from masis_core.services.report_pdf import PageShot, run_pdf
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
-from ui.resources import document_present, highlighted_page
+from ui.auth import door
+from ui.resources import highlighted_page
 
 ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
 SHORT_LABEL = 90
@@ -119,7 +120,7 @@ def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str, workspace_id:
     if c.get("url"):
         _no_page(c, cited, "A web source has no page to draw; the cited words:")
         return
-    if not document_present(workspace_id, str(c["doc_id"])):
+    if not door().preview_allowed(workspace_id, str(c["doc_id"])):
         # Asked before the (cached) drawing: a deleted document's page is never shown again.
         _no_page(
             c,
@@ -173,9 +174,10 @@ def report_pdf(rec: RunRecord) -> bytes:
     the analyst clicks "Export as PDF" (one page drawing per citation, each in a child)."""
     cited = cited_sentences(sentence_support(rec.answer or "", rec.citations))
     shots: dict[int, PageShot | None] = {}
+    gate = door()  # one session lookup for the whole export
     for c in rec.citations:
         shot = None
-        present = bool(c.get("doc_id")) and document_present(rec.workspace_id, str(c["doc_id"]))
+        present = bool(c.get("doc_id")) and gate.preview_allowed(rec.workspace_id, str(c["doc_id"]))
         if present and not c.get("url") and not c.get("place"):  # a PDF page
             first = int(c.get("page") or 1)
             span = (first, int(c.get("page_end") or first))

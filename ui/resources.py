@@ -46,14 +46,6 @@ def provider_status() -> ProviderStatus:
     return workbench().provider_status()
 
 
-def document_present(workspace_id: str, doc_id: str) -> bool:
-    """Whether the workspace still holds the document: asked before a page is drawn, since
-    ``highlighted_page`` keeps drawings of documents deleted since."""
-    from ui.auth import door  # (ui.auth builds on this module)
-
-    return door().preview_allowed(workspace_id, doc_id)
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def highlighted_page(
     doc_id: str,
@@ -68,7 +60,7 @@ def highlighted_page(
     untrusted. Cached because an analyst flips between the same few pages and zooms, and a
     page that timed out should not be tried on every rerun. Cleared when a document or a
     workspace is deleted; other processes' copies are kept from view by
-    ``document_present``."""
+    ``Door.preview_allowed``, asked before a page is drawn."""
     bench = workbench()
     path, timeout_s = bench.file_path(doc_id), bench.settings.preview_timeout_s
     # A scanned page's words and boxes as its OCR engine read them: it has no text layer.
