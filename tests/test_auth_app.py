@@ -216,3 +216,29 @@ def test_a_verdict_after_the_workspace_was_unshared_is_not_kept(settings, monkey
     thumbs.set_value(1).run()
     assert not ann.exception and [b.label for b in ann.button] == ["Sign in"]
     assert store.get("annrun000001").feedback is None
+
+
+def test_the_account_page_by_its_address_signs_in_first_and_shows_names_as_text(
+    settings, monkeypatch
+) -> None:
+    """The Account page opened by its address before signing in draws the sign-in and none
+    of the page; an account made with a decomposed accent signs in by its composed capitals
+    and is shown composed; a token label with markup shows as text, and the token shown once
+    acts for the CLI."""
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("Jose\u0301", "jose password")
+    at = fresh_app()
+    at.switch_page("pages/account.py").run()
+    assert not at.exception, at.exception
+    assert [t.key for t in at.text_input] == ["signin-name", "signin-password"]
+    assert "Personal tokens" not in [h.value for h in at.subheader]
+    sign_in(at, "JOS\u00c9", "jose password")
+    assert not at.exception, at.exception
+    assert "Personal tokens" in [h.value for h in at.subheader]
+    assert any("Signed in as **jos\u00e9**" in c.value for c in at.sidebar.caption)
+    at.text_input(key="token-label").input("*laptop* [x](https://e.vil)")
+    click(at, "Create token")
+    assert bench.accounts.token_principal(at.code[0].value).name == "jos\u00e9"
+    (label,) = [c.value for c in at.caption if "·" in c.value]
+    assert label.startswith("\\*laptop\\* \\[x\\]") and "`https://e.vil`" in label, label
