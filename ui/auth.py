@@ -79,10 +79,9 @@ def principal_or_stop() -> Principal:
     if mode() == "oidc":
         st.info("Sign in with your organisation's account to open the workbench.")
         st.button("Sign in", type="primary", on_click=st.login, key="oidc-login")
-        st.stop()
-    _sign_in_form()
+    else:
+        _sign_in_form()
     st.stop()
-    raise AssertionError("unreachable")  # st.stop raises
 
 
 def _sign_in_form() -> None:
