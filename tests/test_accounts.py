@@ -168,9 +168,16 @@ def test_tokens_are_stored_hashed_and_revocable(accounts) -> None:
     assert token not in repr(stored) and token.split("_", 2)[2] not in repr(stored)
     with pytest.raises(SignInRefused):
         accounts.token_principal(token[:-2] + "xx")
-    accounts.revoke_token("ada", accounts.tokens("ada")[0]["token_id"])
+    token_id = accounts.tokens("ada")[0]["token_id"]
+    accounts.create("bob", "battery staple")
+    accounts.revoke_token("bob", token_id)  # not bob's: it stays, and nothing is logged
+    assert accounts.token_principal(token).name == "ada"
+    accounts.revoke_token("ada", token_id)
+    accounts.revoke_token("ada", token_id)  # a second click
     with pytest.raises(SignInRefused):
         accounts.token_principal(token)
+    revoked = [(e.actor, e.target) for e in accounts.audit_log() if e.action == "token.revoke"]
+    assert revoked == [("ada", token_id)]
 
 
 THREADS = 8

@@ -360,12 +360,15 @@ class Accounts:
         return [dict(r) for r in rows]
 
     def revoke_token(self, name: str, token_id: str) -> None:
+        """Revoke one of the account's tokens; audited only when one went (not a second
+        click, nor another account's token id)."""
+        key = normalise_name(name)
         with self.db.connect() as conn:
-            conn.execute(
-                "DELETE FROM tokens WHERE token_id = ? AND account = ?",
-                (token_id, normalise_name(name)),
-            )
-            _audit(conn, normalise_name(name), "token.revoke", token_id)
+            gone = conn.execute(
+                "DELETE FROM tokens WHERE token_id = ? AND account = ?", (token_id, key)
+            ).rowcount
+            if gone:
+                _audit(conn, key, "token.revoke", token_id)
 
     def token_principal(self, token: str) -> Principal:
         token_id, _, secret = token.strip().removeprefix(TOKEN_PREFIX).partition("_")
