@@ -525,17 +525,18 @@ class Ingestor:
                     display,
                     self.settings.parse_timeout_s,
                     self.ocr_options(),
-                    then=partial(
-                        chunked,
-                        size=self.settings.chunk_words,
-                        overlap=self.settings.chunk_overlap_words,
-                    ),
+                    then=self._chunker(),
                 )
             except OSError as exc:  # no fork (out of processes or memory): this file fails
                 # alone, not the one being stored while its parse was started
                 why = f"busy: the parser could not start ({exc}); try the file again"
                 prepared.early = failed(display, why, prepared.doc_id)
         return prepared
+
+    def _chunker(self) -> Callable[[ParsedDocument], tuple[list[Chunk], list[tuple[str, str]]]]:
+        """``chunked`` with the settings' chunk size and overlap."""
+        s = self.settings
+        return partial(chunked, size=s.chunk_words, overlap=s.chunk_overlap_words)
 
     def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:
         if prepared.doc_id is None:  # not read: it failed before (its report says why)
@@ -607,9 +608,8 @@ class Ingestor:
                 )
             finally:
                 parsed_hook()
-            made = prepared.parse.made()
-            if made is None:  # no child made them (a small text file, pages read by OCR)
-                made = chunked(parsed, self.settings.chunk_words, self.settings.chunk_overlap_words)
+            # Made in the parse child, or here (a small text file, pages read by OCR).
+            made = prepared.parse.made() or self._chunker()(parsed)
             chunks, prepared.columns = made
         except DocumentError as exc:
             return failed(display, str(exc), doc_id)
