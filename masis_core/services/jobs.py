@@ -186,8 +186,14 @@ class JobManager:
         base_trace: list[dict[str, Any]] | None = None,
         account: str = "",
     ) -> Job:
-        job = Job(rec.run_id, "research", rec.workspace_id, heading, base_trace=base_trace or [])
-        job.account = account
+        job = Job(
+            rec.run_id,
+            "research",
+            rec.workspace_id,
+            heading,
+            account=account,
+            base_trace=base_trace or [],
+        )
 
         def work() -> None:
             job.state = "running"
