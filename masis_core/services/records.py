@@ -183,7 +183,7 @@ class RunStore:
     def get(self, run_id: str, scope: Scope | None = None) -> RunRecord | None:
         """The run; with a scope, only when its workspace is the scope's to see, in the same
         query (None alike for a missing run and a hidden one)."""
-        where, args = visible("runs.workspace_id", scope) if scope else ("1 = 1", ())
+        where, args = visible("runs.workspace_id", scope)
         with self._conn() as conn:
             row = conn.execute(
                 f"SELECT {SELECT} FROM runs WHERE run_id = ? AND {where}", (run_id, *args)
@@ -209,20 +209,16 @@ class RunStore:
     ) -> list[RunRecord]:
         """Newest first, filtered in the query (a workspace never reads another's runs; with
         a scope, only runs of workspaces it may see)."""
-        clauses: list[str] = []
-        args: list[str] = []
+        where, scoped = visible("runs.workspace_id", scope)
+        clauses, args = [where], list(scoped)
         for column, value in (("workspace_id", workspace_id), ("status", status)):
             if value:
                 clauses.append(f"{column} = ?")
                 args.append(value)
-        if scope is not None:
-            where, scoped = visible("runs.workspace_id", scope)
-            clauses.append(where)
-            args.extend(scoped)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._conn() as conn:
             rows = conn.execute(
-                f"SELECT {SELECT} FROM runs{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                f"SELECT {SELECT} FROM runs WHERE {' AND '.join(clauses)}"
+                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (*args, limit),
             )
             return [_record(r) for r in rows.fetchall()]

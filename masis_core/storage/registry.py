@@ -63,10 +63,12 @@ class Scope:
     member: str | None = None
 
 
-def visible(column: str, scope: Scope) -> tuple[str, tuple[str, ...]]:
+def visible(column: str, scope: Scope | None) -> tuple[str, tuple[str, ...]]:
     """SQL (and its arguments) keeping the rows whose workspace, named by ``column``, exists
     and is the scope's to see: for an account, a row of ``memberships`` (gone with the
-    workspace, ON DELETE CASCADE)."""
+    workspace, ON DELETE CASCADE). No scope: every row (the internal callers' view)."""
+    if scope is None:
+        return "1 = 1", ()
     if scope.member is None:
         return f"EXISTS (SELECT 1 FROM workspaces vw WHERE vw.id = {column})", ()
     return (
@@ -106,7 +108,7 @@ class Registry:
     def get_workspace(self, ws_id: str, scope: Scope | None = None) -> Workspace | None:
         """The workspace; with a scope, only when it is the scope's to see (None alike for
         one that does not exist and one that is hidden)."""
-        where, args = visible("w.id", scope) if scope else ("1 = 1", ())
+        where, args = visible("w.id", scope)
         with self._conn() as conn:
             row = conn.execute(
                 f"SELECT w.* FROM workspaces w WHERE w.id = ? AND {where}", (ws_id, *args)
@@ -121,7 +123,7 @@ class Registry:
 
     def list_workspaces(self, scope: Scope | None = None) -> list[Workspace]:
         """Every workspace, or with a scope those it may see."""
-        where, args = visible("w.id", scope) if scope else ("1 = 1", ())
+        where, args = visible("w.id", scope)
         with self._conn() as conn:
             rows = conn.execute(
                 f"SELECT w.* FROM workspaces w WHERE {where} ORDER BY w.created_at, w.id", args
