@@ -523,3 +523,37 @@ def test_a_scan_is_read_aside_while_the_files_after_it_are_stored(
     # pages were read by the time the next file was done.
     assert order[0] == "turbine.pdf" and sorted(order) == sorted(files), order
     assert {d.filename for d in bench.documents("plant")} == set(files)
+
+
+def test_a_file_to_ocr_past_the_aside_bound_waits_for_the_one_aside(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one file aside at most (``MAX_ASIDE``), a second scan waits for the first to be
+    stored before it is set aside itself: the text file after them is stored between them,
+    not before both."""
+    from ingest import pipeline
+    from ingest.pipeline import doc_id_for
+    from tests.pdfs import filler, make_pdf
+
+    monkeypatch.setattr(pipeline, "MAX_ASIDE", 1)
+    bench.settings.ocr_engine = "rapidocr"
+    ws = bench.create_workspace("plant", "wordllama")
+    stored: list[str] = []
+    real_add = bench.store.add_chunks
+
+    def recording_add(model, ids, *args, **kwargs):
+        stored.append(ids[0].split("/")[1])
+        return real_add(model, ids, *args, **kwargs)
+
+    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    files = {
+        "first-scan.pdf": image_pdf([scanned_page(PUMP)]),
+        "second-scan.pdf": image_pdf([scanned_page("Gearbox oil is changed every 4000 hours.")]),
+        "turbine.pdf": make_pdf([filler("turbine", 200)]),
+    }
+    sources = [Source.of_bytes(name, data) for name, data in files.items()]
+    reports = list(Ingestor(bench).ingest_each(ws, sources))
+
+    assert [(r.file, r.status) for r in reports] == [(n, "ingested") for n in files]
+    names = {doc_id_for(data): name for name, data in files.items()}
+    assert [names[d] for d in stored] == ["first-scan.pdf", "turbine.pdf", "second-scan.pdf"]
