@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from masis_core.errors import AccessError, MasisError
-from masis_core.storage.accounts import Principal
+from masis_core.storage.accounts import PASSWORD_MIN, Principal
 from masis_core.text.markup import untrusted
 from ui.auth import SESSION_KEY
 from ui.resources import workbench
@@ -28,7 +28,9 @@ def _try(action: Callable[[], object], done: str) -> None:
 def password_form(who: Principal) -> None:
     with st.form("change-password", clear_on_submit=True):
         old = st.text_input("Current password", type="password", key="pw-old")
-        new = st.text_input("New password (8 characters or more)", type="password", key="pw-new")
+        new = st.text_input(
+            f"New password ({PASSWORD_MIN} characters or more)", type="password", key="pw-new"
+        )
         if st.form_submit_button("Change password"):
             _try(lambda: _change(who, old, new), "Password changed; your other sessions ended.")
 
