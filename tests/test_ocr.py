@@ -489,6 +489,19 @@ def test_a_word_read_on_a_turned_page_is_placed_on_the_page_as_stored(turn: int)
     assert box == pytest.approx(("word", 0.1, 0.1, 0.7, 0.2))
 
 
+def _record_stores(bench: Workbench, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The doc ids of the documents whose chunks are written, in the order they are."""
+    stored: list[str] = []
+    real_add = bench.store.add_chunks
+
+    def recording_add(model, ids, *args, **kwargs):
+        stored.append(ids[0].split("/")[1])
+        return real_add(model, ids, *args, **kwargs)
+
+    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    return stored
+
+
 def test_a_scan_is_read_aside_while_the_files_after_it_are_stored(
     bench: Workbench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -499,14 +512,7 @@ def test_a_scan_is_read_aside_while_the_files_after_it_are_stored(
 
     bench.settings.ocr_engine = "rapidocr"
     ws = bench.create_workspace("plant", "wordllama")
-    stored: list[str] = []
-    real_add = bench.store.add_chunks
-
-    def recording_add(model, ids, *args, **kwargs):
-        stored.append(ids[0].split("/")[1])
-        return real_add(model, ids, *args, **kwargs)
-
-    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    stored = _record_stores(bench, monkeypatch)
     files = {
         "scan.pdf": image_pdf([scanned_page(PUMP)]),
         "turbine.pdf": make_pdf([filler("turbine", 200)]),
@@ -538,14 +544,7 @@ def test_a_file_to_ocr_past_the_aside_bound_waits_for_the_one_aside(
     monkeypatch.setattr(pipeline, "MAX_ASIDE", 1)
     bench.settings.ocr_engine = "rapidocr"
     ws = bench.create_workspace("plant", "wordllama")
-    stored: list[str] = []
-    real_add = bench.store.add_chunks
-
-    def recording_add(model, ids, *args, **kwargs):
-        stored.append(ids[0].split("/")[1])
-        return real_add(model, ids, *args, **kwargs)
-
-    monkeypatch.setattr(bench.store, "add_chunks", recording_add)
+    stored = _record_stores(bench, monkeypatch)
     files = {
         "first-scan.pdf": image_pdf([scanned_page(PUMP)]),
         "second-scan.pdf": image_pdf([scanned_page("Gearbox oil is changed every 4000 hours.")]),
