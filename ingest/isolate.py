@@ -249,6 +249,11 @@ def in_process(data: bytes, filename: str) -> bool:
     return 0 < len(data) <= IN_PROCESS_TEXT_BYTES and is_plain_text(data, filename)
 
 
+# Why a file stopped while it was read is not stored (its parse's or OCR's child, or a file
+# set aside when its batch was cancelled).
+CANCELLED = "cancelled: the batch was stopped while this file was read"
+
+
 class PendingParse:
     """A parse running in its own child process (a small text file: done at once, here);
     ``result`` collects it.
@@ -363,7 +368,7 @@ class PendingParse:
         if kind == "document":
             raise DocumentError(payload)
         if kind == "cancelled":
-            raise DocumentError("cancelled: the batch was stopped while this file was read")
+            raise DocumentError(CANCELLED)
         if kind == "timeout":
             # OCR is named only when it ran: a text-layer PDF that hangs is no OCR matter.
             more = "; each OCR page adds MASIS_OCR_PAGE_TIMEOUT_S" if child.progressed else ""

@@ -22,7 +22,7 @@ import numpy as np
 
 from ingest import kinds
 from ingest.chunking import Chunk, chunk_pages
-from ingest.isolate import PendingParse
+from ingest.isolate import CANCELLED, PendingParse
 from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
@@ -351,8 +351,7 @@ class _Held:
         if self.cancelled():
             if prepared.parse is not None:
                 prepared.parse.cancel()
-            why = "cancelled: the batch was stopped while this file was read"
-            return failed(prepared.display, why, prepared.doc_id)
+            return failed(prepared.display, CANCELLED, prepared.doc_id)
         return self.ingestor._complete(self.ws, prepared, item.progress, cancelled=self.cancelled)
 
     def wait_for(self, parse: PendingParse) -> Iterator[FileReport]:
