@@ -74,6 +74,9 @@ DOCUMENT_FEATURES = (
     "asks_for_code",
     "head_missing_cited",
     "asked_missing_cited",
+    "lead_chunk_dense",
+    "lead_chunk_keywords",
+    "lead_chunk_soft",
 )
 MANUAL_QUESTIONS = [
     Path("bench/data/manual-answerable.json"),

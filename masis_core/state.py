@@ -148,6 +148,9 @@ def all_evidence(state: ResearchState) -> list[Evidence]:
 class ResearchState(ResearchInput, total=False):
     threshold_override: float | None
     excluded_docs: list[str]
+    # Pages left out of retrieval, as (doc_id, first page, last page): the workspace
+    # calibration asks a heading with its own section withheld (evaluation/calibration.py).
+    withheld_pages: list[tuple[str, int, int]]
     conflict_resolved: bool
     plan: Plan
     evidence: list[Evidence]

@@ -473,3 +473,22 @@ def test_the_confidence_is_read_from_the_lead_passage_only() -> None:
         judgement.judge(q, strong, evidence).confidence
     )
     assert judgement.lead_of(f"{weak}\n\n{strong}") == weak
+
+
+def test_the_lead_chunks_retrieval_scores_are_the_leads_own() -> None:
+    """The judge reads how well the lead's own chunk matched the question at retrieval (dense,
+    keyword coverage, soft match); a better-matching chunk the lead does not cite does not
+    lend it its scores, and on document passages the better match is the more confident."""
+    q = "How do I make upsd listen on another port?"
+    answer = "Listen on TCP port port instead of the default value. [2]"
+    strong = {**ev(1, NUT_LISTEN), "score": 0.8, "coverage": 1.0, "soft": 0.9}
+    weak = {**ev(2, NUT_LISTEN), "score": 0.3, "coverage": 0.2, "soft": 0.4}
+    feats = features(q, answer, [strong, weak])
+    assert (feats["lead_chunk_dense"], feats["lead_chunk_keywords"]) == (0.3, 0.2)
+    assert feats["lead_chunk_soft"] == 0.4 and feats["max_soft"] == 0.9
+    cited_strong = features(q, answer.replace("[2]", "[1]"), [strong, weak])
+    assert cited_strong["lead_chunk_soft"] == 0.9
+    assert judgement.judge(q, answer, [strong, weak]).model == "documents"
+    assert (
+        judgement.probabilities(cited_strong)["answer"] > judgement.probabilities(feats)["answer"]
+    )

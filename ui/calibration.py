@@ -83,7 +83,8 @@ def _report(report: dict[str, Any]) -> None:
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
         + (
             f"{left_out} withheld {'answer' if left_out == 1 else 'answers'} left out: "
-            "another document has the heading's section, so whether it answers is not known. "
+            "with the heading's section withheld, another place still had the heading's words, "
+            "so whether it answers is not known. "
             if left_out
             else ""
         )

@@ -663,7 +663,14 @@ def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[s
     kind = asked_kind(question)
     specific = kind not in ("open", "yes_no")
     phrases = phrase_pairs(question)
+    lead_chunks = [evidence[m - 1] for m in sorted(cited_n)] or [{}]
     return {
+        # How well the lead's own chunks matched the question when they were retrieved (their
+        # dense, keyword-coverage and soft-match scores, ``retrieval/hybrid.py``): the whole
+        # passage around the lead, read by meaning as well as by words.
+        "lead_chunk_dense": max(float(ev.get("score") or 0.0) for ev in lead_chunks),
+        "lead_chunk_keywords": max(float(ev.get("coverage") or 0.0) for ev in lead_chunks),
+        "lead_chunk_soft": max(float(ev.get("soft") or 0.0) for ev in lead_chunks),
         "lead_coverage": (
             _share(wanted, content_stems(strip_markers(first[0]))) if first and wanted else 0.0
         ),

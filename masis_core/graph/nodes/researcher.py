@@ -20,6 +20,8 @@ RETRY_LIMIT = 20
 # Share of a query's keyword (IDF) weight a keyword-only hit must hold; on fitzgov-dev it keeps
 # 71% of relevant keyword hits and 35% of irrelevant ones (see ``kept_by``).
 KEYWORD_COVERAGE = 0.5
+# With pages withheld, how many times the limit is read before their chunks are dropped.
+WITHHELD_READ = 4
 
 ALL_FILTERED_MESSAGE = (
     "Your question did not match any passage of your documents closely enough. "
@@ -81,9 +83,33 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
     )
 
 
+def withheld(c: Candidate, pages: list[tuple[str, int, int]]) -> bool:
+    """The chunk touches a withheld page range of its document."""
+    m = c.metadata
+    start = int(m.get("page_start", 0))
+    end = int(m.get("page_end", start) or start)
+    return any(m.get("doc_id") == d and start <= last and end >= first for d, first, last in pages)
+
+
+def _retrieve(
+    ctx: RunContext, state: ResearchState, queries: list[str], limit: int, mode: Mode
+) -> list[Candidate]:
+    """The ranked candidates, without the excluded documents and the withheld pages (read
+    deeper, then dropped: only the workspace calibration withholds pages)."""
+    pages = list(state.get("withheld_pages") or [])
+    ranked = retrieve(
+        ctx.bench.index(state["workspace_id"], state["embed_model"]),
+        queries,
+        limit * WITHHELD_READ if pages else limit,
+        mode=mode,
+        exclude_docs=list(state.get("excluded_docs") or []),
+    )
+    return [c for c in ranked if not withheld(c, pages)][:limit] if pages else ranked
+
+
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
-    ws, model = state["workspace_id"], state["embed_model"]
+    model = state["embed_model"]
     retry_count = int(state.get("retry_count") or 0)
     plan = state.get("plan") or {}
     queries = plan.get("rag_queries", [state["question"]])
@@ -92,15 +118,12 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         return {"evidence": [], "trace": [skipped]}
     limit = clamp_limit(FIRST_PASS_LIMIT if retry_count == 0 else RETRY_LIMIT)
     threshold = threshold_for(model, retry_count, state.get("threshold_override"))
-    excluded = list(state.get("excluded_docs") or [])
     mode: Mode = state.get("retrieval_mode") or ctx.bench.settings.retrieval_mode
     runtime.stream_writer(
         {"node": "researcher", "status": f"searching {len(queries)} queries ({mode})"}
     )
     with timed() as t:
-        ranked = retrieve(
-            ctx.bench.index(ws, model), queries, limit, mode=mode, exclude_docs=excluded
-        )
+        ranked = _retrieve(ctx, state, queries, limit, mode)
         judged = [(c, kept_by(c, mode, threshold)) for c in ranked]
         passing = [(c, why) for c, why in judged if why]
         filtered_out = len(ranked) - len(passing)
