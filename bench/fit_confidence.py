@@ -227,8 +227,10 @@ def _logistic(
     """A standardised logistic regression, as ``judgement.model_probability`` reads it."""
     from sklearn.linear_model import LogisticRegression
 
-    x = np.array([[r["features"].get(n, 0.0) for n in names] for r in rows])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
+    x = np.array([[r["features"].get(n, np.nan) for n in names] for r in rows], dtype=float)
+    mean = np.nanmean(x, axis=0)
+    x = np.where(np.isnan(x), mean, x)  # a feature a draft has no measure of: its mean
+    scale = x.std(axis=0)
     scale[scale == 0] = 1.0
     model = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, y, sample_weight=weights)
     return {

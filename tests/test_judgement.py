@@ -492,3 +492,28 @@ def test_the_lead_chunks_retrieval_scores_are_the_leads_own() -> None:
     assert (
         judgement.probabilities(cited_strong)["answer"] > judgement.probabilities(feats)["answer"]
     )
+
+
+def test_a_lead_citing_a_web_result_alone_has_no_retrieval_scores_to_read() -> None:
+    """A web result has no keyword coverage or soft match, and its score is the search
+    service's own: a lead citing it alone is read at the fitted mean of the three lead-chunk
+    features (they say nothing), not as a chunk that matched no word of the question."""
+    q = "How do I make upsd listen on another port?"
+    answer = "Listen on TCP port port instead of the default value. [1]"
+    web = {k: v for k, v in ev(1, NUT_LISTEN).items() if k not in ("coverage", "soft")}
+    web = {**web, "source": "web", "score": 0.95, "url": "https://example.org/nut"}
+    kb = {**ev(2, NUT_LISTEN), "score": 0.4, "coverage": 0.7, "soft": 0.6}
+    feats = features(q, answer, [web, kb])
+    lead_chunk = ("lead_chunk_dense", "lead_chunk_keywords", "lead_chunk_soft")
+    assert not set(lead_chunk) & set(feats)
+    assert judgement.judge(q, answer, [web, kb]).model == "documents"
+    docs = judgement.load_params()["documents"]
+    mean = dict(zip(docs["features"], docs["mean"], strict=True))
+    at_mean = {**feats, **{n: mean[n] for n in lead_chunk}}
+    unmatched = {**feats, **dict.fromkeys(lead_chunk, 0.0)}
+    p = judgement.probabilities(feats)["answer"]
+    assert p == pytest.approx(judgement.probabilities(at_mean)["answer"])
+    assert p > judgement.probabilities(unmatched)["answer"]
+    # a lead citing a document chunk as well reads that chunk's scores, not the web score
+    both = features(q, answer.replace("[1]", "[1][2]"), [web, kb])
+    assert [both[n] for n in lead_chunk] == [0.4, 0.7, 0.6]

@@ -663,14 +663,8 @@ def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[s
     kind = asked_kind(question)
     specific = kind not in ("open", "yes_no")
     phrases = phrase_pairs(question)
-    lead_chunks = [evidence[m - 1] for m in sorted(cited_n)] or [{}]
     return {
-        # How well the lead's own chunks matched the question when they were retrieved (their
-        # dense, keyword-coverage and soft-match scores, ``retrieval/hybrid.py``): the whole
-        # passage around the lead, read by meaning as well as by words.
-        "lead_chunk_dense": max(float(ev.get("score") or 0.0) for ev in lead_chunks),
-        "lead_chunk_keywords": max(float(ev.get("coverage") or 0.0) for ev in lead_chunks),
-        "lead_chunk_soft": max(float(ev.get("soft") or 0.0) for ev in lead_chunks),
+        **_lead_chunk_scores([evidence[m - 1] for m in sorted(cited_n)]),
         "lead_coverage": (
             _share(wanted, content_stems(strip_markers(first[0]))) if first and wanted else 0.0
         ),
@@ -679,6 +673,26 @@ def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[s
         "asked_missing_cited": float(specific and not asked_in(kind, question, said)),
         "lead_phrases": len(phrases & phrase_pairs(said)) / len(phrases) if phrases else 0.0,
         "lead_code": float(how_to(question) and new_code(question, said)),
+    }
+
+
+def _lead_chunk_scores(cited: list[Evidence]) -> dict[str, float]:
+    """How well the lead's own chunks matched the question when they were retrieved (their
+    dense, keyword-coverage and soft-match scores, ``retrieval/hybrid.py``): the whole passage
+    around the lead, read by meaning as well as by words; 0 for a lead that cites nothing.
+
+    Only the documents' chunks have these scores: a web result's ``score`` is the search
+    service's own and it has no coverage or soft match. A lead citing web results alone gets
+    none of the three, and ``model_probability`` reads each as its fitted mean (it says
+    nothing), not as a chunk that matched no word of the question."""
+    scored = [ev for ev in cited if ev.get("source") != "web"]
+    if cited and not scored:
+        return {}
+    chunks = scored or [{}]
+    return {
+        "lead_chunk_dense": max(float(ev.get("score") or 0.0) for ev in chunks),
+        "lead_chunk_keywords": max(float(ev.get("coverage") or 0.0) for ev in chunks),
+        "lead_chunk_soft": max(float(ev.get("soft") or 0.0) for ev in chunks),
     }
 
 
@@ -793,9 +807,12 @@ def _sigmoid(z: float) -> float:
 
 
 def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
-    """One logistic regression of the parameter file on standardised features."""
-    x = np.array([float(feats.get(n, 0.0)) for n in model["features"]])
-    z = (x - np.array(model["mean"])) / np.array(model["scale"])
+    """One logistic regression of the parameter file on standardised features. A feature the
+    draft has no measure of (absent from ``feats``: the lead chunk's retrieval scores of a
+    lead citing web results alone, ``_lead_chunk_scores``) is read as its fitted mean."""
+    mean = np.array(model["mean"])
+    x = np.array([float(feats.get(n, m)) for n, m in zip(model["features"], mean, strict=True)])
+    z = (x - mean) / np.array(model["scale"])
     return _sigmoid(float(np.dot(model["coef"], z) + model["intercept"]))
 
 
