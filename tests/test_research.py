@@ -8,7 +8,7 @@ import pytest
 
 from ingest.pipeline import Ingestor
 from masis_core.graph.nodes import planner, researcher
-from masis_core.retrieval.hybrid import retrieve
+from masis_core.retrieval.hybrid import Candidate, retrieve
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.graphs import researcher_state, runtime_for
@@ -202,6 +202,57 @@ def test_stub_chunks_are_dropped_unless_nothing_else_is_left(bench) -> None:
     (trace,) = out["trace"]
     assert trace["quality_fallback"] is True  # a stub scores 0, but it is all there is
     assert [e["quality"] for e in out["evidence"]] == [0.0]
+
+
+def test_withheld_pages_touch_only_chunks_of_their_own_document() -> None:
+    """A chunk is withheld when its pages meet a withheld range of its document: one running
+    into the range, one without a last page (or with 0) by its first; the ranges as lists,
+    as a checkpointed state gives them back (JSON has no tuples)."""
+
+    def chunk(doc: str, start: int, end: int | None = None) -> Candidate:
+        meta = {"doc_id": doc, "page_start": start}
+        return Candidate("c", "text", meta if end is None else {**meta, "page_end": end})
+
+    pages = json.loads(json.dumps([("d", 4, 5)]))
+    assert pages == [["d", 4, 5]]
+    assert researcher.withheld(chunk("d", 3, 4), pages)
+    assert researcher.withheld(chunk("d", 5, 7), pages)
+    assert researcher.withheld(chunk("d", 4), pages) and researcher.withheld(
+        chunk("d", 5, 0), pages
+    )
+    assert not researcher.withheld(chunk("d", 2, 3), pages)
+    assert not researcher.withheld(chunk("d", 6, 6), pages)
+    assert not researcher.withheld(chunk("d", 3, 0), pages)
+    assert not researcher.withheld(chunk("e", 4, 5), pages)  # another document's pages
+    assert not researcher.withheld(chunk("d", 4, 5), [])
+
+
+def test_withheld_pages_are_read_past_then_left_out(bench, workspace, monkeypatch) -> None:
+    """With pages withheld the researcher reads ``WITHHELD_READ`` times deeper, then drops
+    them before the thresholds: they are not "filtered out", and the limit stays the pass's."""
+    asked: list[int] = []
+
+    def recording(index, queries, k, **kw):
+        asked.append(k)
+        return retrieve(index, queries, k, **kw)
+
+    monkeypatch.setattr(researcher, "retrieve", recording)
+    cfg, doc = runtime_for(bench), bench.documents("plant")[0].doc_id
+    plain = researcher.node(researcher_state("plant", "pump inspection"), cfg)
+    elsewhere = [[doc, 5, 6]]  # no page of the manual: nothing left out
+    same = researcher.node(
+        researcher_state("plant", "pump inspection", withheld_pages=elsewhere), cfg
+    )
+    assert [e["chunk_id"] for e in same["evidence"]] == [e["chunk_id"] for e in plain["evidence"]]
+    # the manual's one chunk runs over pages 1-2: withholding page 2 leaves nothing
+    gone = researcher.node(
+        researcher_state("plant", "pump inspection", retry_count=1, withheld_pages=[[doc, 2, 2]]),
+        cfg,
+    )
+    assert gone["evidence"] == [] and gone["hitl"]["message"] == researcher.NOTHING_MATCHED_MESSAGE
+    (trace,) = gone["trace"]
+    assert (trace["limit"], trace["filtered_out"], trace["results_before_filter"]) == (20, 0, 0)
+    assert asked == [10, 10 * researcher.WITHHELD_READ, 20 * researcher.WITHHELD_READ]
 
 
 def test_planner_appends_critic_focus_on_retry(bench) -> None:
