@@ -27,7 +27,8 @@ one document): far from the topic, and easy. Measured the same hour with the sam
 (``bench.workspace_calibration --runs``, docs/answers-and-confidence.md), the section withheld
 answers more without review (three unseen FAQ PDFs: 18 of 60 against 11; the 15 manuals: 30 of
 73 against 22), at 2 more of 30 unanswerable questions let through on the FAQs (5 against 3;
-none on the manuals either way), with a lower calibration error on the FAQs (0.12 against 0.16).
+the same 2 on the manuals either way), with a lower calibration error on the FAQs (0.12
+against 0.16).
 
 Bounded work: at most ``MAX_QUESTIONS`` questions spread over the documents. The job stops
 before its next question when cancelled or when the workspace is gone, and then stores
@@ -134,7 +135,7 @@ def ask(
 Task = tuple[dict[str, Any], bool]  # (outline question, its section withheld)
 
 
-def tasks_of(bench: Workbench, ws_id: str, questions: list[dict[str, Any]]) -> list[Task]:
+def tasks_of(questions: list[dict[str, Any]]) -> list[Task]:
     """Each question over its own document, and every ``WITHHELD_EVERY``-th one again with
     its section withheld, interleaved so that a short job has both."""
     tasks: list[Task] = []
@@ -230,7 +231,7 @@ def calibrate_workspace(
         progress(0, 0, "reading the outlines")
     questions, notes = calibration_questions(bench, ws_id, limit)
     try:
-        tasks = tasks_of(bench, ws_id, questions)
+        tasks = tasks_of(questions)
         points, missed, errors = outline_points(bench, ws_id, tasks, cancelled, progress)
     except Stopped as stop:
         log.info("calibration of %s stopped: %s", ws_id, stop)
@@ -263,14 +264,14 @@ def format_report(report: dict[str, Any]) -> str:
     p = report["points"]
     withheld = report.get("withheld", 0)
     again = (
-        f"{withheld} of them asked again with their section withheld "
+        f", {withheld} of them asked again with their section withheld "
         f"({report.get('elsewhere', 0)} of those left out: another place has the heading; "
         if withheld
-        else "(none asked again without its section; "
+        else " (none asked again with its section withheld; "
     )
     lines = [
         f"workspace {report['workspace']}: {report['message']}",
-        f"points: {p['outline']} from {report.get('questions', 0)} outline questions, {again}"
+        f"points: {p['outline']} from {report.get('questions', 0)} outline questions{again}"
         f"{report.get('unscored', 0)} drafts missing), {p['verdicts']} from your verdicts; "
         f"{p['right']} right, {p['wrong']} wrong",
     ]

@@ -63,7 +63,8 @@ def first_draft_graph() -> Any:
     """One pass without review or retry: planner → researcher → synthesizer → critic →
     evaluator, no checkpoints. What a run's first draft is, for work that asks many questions
     and records no run (the workspace's confidence calibration, ``evaluation/calibration.py``).
-    Its input is the whole state: a caller may set ``excluded_docs`` from the start."""
+    Its input is the whole state: a caller may set ``excluded_docs`` and ``withheld_pages``
+    from the start."""
     g = StateGraph(ResearchState, context_schema=RunContext)
     for name, step in (
         ("planner", planner.node),
