@@ -103,6 +103,33 @@ def test_oidc_signs_in_through_st_user_and_makes_the_account(settings, monkeypat
     assert [b.label for b in at2.button] == ["Sign in"]
 
 
+def test_oidc_refuses_an_email_the_provider_has_not_verified(settings, monkeypatch) -> None:
+    """An unverified address would take over the account that holds it (here the admin's)."""
+    bench = auth_mode(monkeypatch, "oidc")
+    bench.registry.create_workspace("ann-ws", "wordllama")
+    ann = fresh_app()
+    ann.user = {"is_logged_in": True, "email": "ann@example.org", "sub": "1"}
+    ann.run()
+    assert workspace_ids(ann) == ["ann-ws"]
+    mallory = fresh_app()
+    mallory.user = {
+        "is_logged_in": True,
+        "email": "ann@example.org",
+        "email_verified": False,
+        "sub": "666",
+    }
+    mallory.run()
+    assert not mallory.exception
+    assert any("email address is not verified" in e.value for e in mallory.error)
+    assert workspace_ids(mallory) == []
+    signins = [e for e in bench.accounts.audit_log() if e.action == "signin"]
+    assert len(signins) == 1  # Ann's only
+    verified = fresh_app()
+    verified.user = {**mallory.user, "email_verified": True}  # the provider vouches for it
+    verified.run()
+    assert workspace_ids(verified) == ["ann-ws"]
+
+
 def run_on_open_address() -> AppTest:
     """The app as served with ``--server.address 0.0.0.0``."""
     from streamlit import config
