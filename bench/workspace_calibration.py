@@ -11,7 +11,8 @@ graph (``RunService.ask``), once with the map off (before the job) and once with
 review (final status completed, confidence at least 0.65), the share of those answered that
 cite the gold page, unanswerable ones abstained (``eval governance``'s classes), and the
 calibration error over every draft (confidence against a right answer; and against "the
-lead answers", ``answer_quality.lead_answers``), with counts. On PDFs no part of the
+lead answers", ``answer_quality.lead_answers``) and how well the confidence ranks them
+(AUC, both readings), with counts. On PDFs no part of the
 engine was fitted on (``bench/data/fetch-unseen-pdfs.sh``):
 
     python -m bench.workspace_calibration --data-dir /tmp/unseen --workspace unseen \
@@ -154,6 +155,10 @@ def run_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unanswerable_answered": share(sum(r["answered"] for r in unanswerable), len(unanswerable)),
         "ece_drafts": reliability([(r["confidence"], r["right"]) for r in drafts])["ece"],
         "ece_drafts_lead": reliability([(r["confidence"], r["lead_right"]) for r in drafts])["ece"],
+        # How well the final confidence ranks right drafts above wrong ones: the map cannot
+        # raise it (it is monotone), the judge can.
+        "auc_drafts": auc(drafts, "confidence"),
+        "auc_drafts_lead": auc([{**r, "right": r["lead_right"]} for r in drafts], "confidence"),
         "drafts": len(drafts),
     }
 
