@@ -314,6 +314,32 @@ def run_cli(argv: list[str], stdin: str = "") -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
+def test_cli_sign_in_failures_are_throttled_per_operating_system_user(
+    settings, monkeypatch
+) -> None:
+    """Twenty failed command-line sign-ins by one OS user throttle that user's command line,
+    not another user's on the same server."""
+    import getpass
+
+    from masis_core.config import get_settings
+
+    monkeypatch.setenv("MASIS_AUTH", "local")
+    get_settings.cache_clear()
+    assert run_cli(["users", "add", "ada", "--password-stdin"], "ada password\n")[0] == 0
+    monkeypatch.setattr(getpass, "getuser", lambda: "mallory")
+    monkeypatch.setenv("MASIS_PASSWORD", "guess")
+    for n in range(20):  # a different account name each time: only the address counts up
+        assert "Wrong account name" in run_cli(["--user", f"x{n}", "status"])[1]
+    monkeypatch.setenv("MASIS_PASSWORD", "ada password")
+    code, said = run_cli(["--user", "ada", "status"])
+    assert code == 2 and "Too many" in said, said  # mallory's command line is throttled
+    monkeypatch.setattr(getpass, "getuser", lambda: "ada")
+    assert run_cli(["--user", "ada", "status", "--json"])[0] == 0  # ada's is not
+    bench = Workbench(get_settings())
+    fails = {e.detail for e in bench.accounts.audit_log() if e.action == "signin.fail"}
+    assert fails == {"cli:mallory"}
+
+
 def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
     """``users add|list|reset|remove`` for admins; commands act as ``--user`` (password from
     MASIS_PASSWORD here, a prompt otherwise) or ``--token``; nothing without one of them."""

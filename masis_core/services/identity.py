@@ -8,6 +8,7 @@ browsers in (Streamlit's ``st.login``); the command line uses a personal token m
 
 from __future__ import annotations
 
+import getpass
 import ipaddress
 import os
 from collections.abc import Callable
@@ -68,4 +69,14 @@ def cli_principal(
     password = os.environ.get("MASIS_PASSWORD")
     if password is None:
         password = ask_password(f"Password for {user}: ")
-    return bench.accounts.verify_password(user, password, address="cli")
+    return bench.accounts.verify_password(user, password, address=cli_address())
+
+
+def cli_address() -> str:
+    """The command line's "client address" for the sign-in throttle: the operating-system
+    user running it, so that one user's failures on a shared server do not lock every other
+    user's command line out (a browser's is its IP)."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name in the environment nor the password database
+        return "cli"
