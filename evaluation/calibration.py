@@ -86,19 +86,25 @@ def calibration_questions(
     return questions, notes
 
 
+def section_of(q: dict[str, Any]) -> tuple[str, int, int]:
+    """The heading's section: its document, from its page (or the page after it: a heading
+    often closes the page before its text) to the page the next heading starts on
+    (``section_end``). A lead inside it is right; with it withheld, none can be."""
+    gold = int(q["gold_page"])
+    return (q["doc_id"], gold, max(gold + 1, int(q.get("section_end") or gold)))
+
+
 def lead_on_gold_page(citations: list[dict[str, Any]], q: dict[str, Any]) -> bool:
-    """The answer's first citation is the question's document, within the heading's section:
-    from its page (or the page after it: a heading often closes the page before its text) to
-    the page the next heading starts on (``section_end``)."""
+    """The answer's first citation is the question's document, within the heading's section
+    (``section_of``)."""
     if not citations:
         return False
     lead = citations[0]
     if lead.get("doc_id") != q["doc_id"] or lead.get("page") is None:
         return False
     start, end = int(lead["page"]), int(lead.get("page_end") or lead["page"])
-    gold = int(q["gold_page"])
-    last = max(gold + 1, int(q.get("section_end") or gold))
-    return start <= last and end >= gold
+    _, first, last = section_of(q)
+    return start <= last and end >= first
 
 
 def ask(
@@ -144,13 +150,6 @@ def tasks_of(questions: list[dict[str, Any]]) -> list[Task]:
         if n % WITHHELD_EVERY == 0:
             tasks.append((q, True))
     return tasks
-
-
-def section_of(q: dict[str, Any]) -> tuple[str, int, int]:
-    """The heading's section: its document, from its page to where the next heading starts
-    (``lead_on_gold_page``'s range)."""
-    gold = int(q["gold_page"])
-    return (q["doc_id"], gold, max(gold + 1, int(q.get("section_end") or gold)))
 
 
 def heading_elsewhere(question: str, answer: str) -> bool:
