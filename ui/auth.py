@@ -15,6 +15,7 @@ import streamlit as st
 
 from masis_core.errors import MasisError, SignInRefused
 from masis_core.services.access import Door
+from masis_core.services.identity import oidc_account_name
 from masis_core.storage.accounts import LOCAL, Principal
 from masis_core.text.markup import untrusted
 from ui.resources import run_service, workbench
@@ -47,17 +48,12 @@ def principal() -> Principal | None:
 def _oidc_principal() -> Principal | None:
     if not st.user.get("is_logged_in"):
         return None
-    claims = st.user.to_dict()
-    if claims.get("email") and claims.get("email_verified") is False:
-        # An address the identity provider has not verified would name whichever account
-        # holds it, an admin's included: refused, not mapped to another claim.
-        st.error(
-            "Your identity provider says your email address is not verified, so it cannot "
-            "name your account here. Verify it with the provider, then sign in again."
-        )
+    try:
+        name = oidc_account_name(st.user.to_dict())
+    except SignInRefused as refused:
+        st.error(str(refused))
         st.button("Sign out", on_click=st.logout, key="oidc-unverified-logout")
         st.stop()
-    name = str(claims.get("email") or claims.get("preferred_username") or claims.get("sub"))
     accounts = workbench().accounts
     try:  # one lookup per call (every door() asks), the account made on first sign-in
         acc = accounts.get(name) or accounts.create(name, None, actor=name)

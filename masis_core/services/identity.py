@@ -11,7 +11,8 @@ from __future__ import annotations
 import getpass
 import ipaddress
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from masis_core.config import Settings
 from masis_core.errors import ConfigError, SignInRefused
@@ -70,6 +71,19 @@ def cli_principal(
     if password is None:
         password = ask_password(f"Password for {user}: ")
     return bench.accounts.verify_password(user, password, address=cli_address())
+
+
+def oidc_account_name(claims: Mapping[str, Any]) -> str:
+    """The account an identity provider's sign-in names: its e-mail, else
+    ``preferred_username``, else ``sub``. An e-mail the provider marks unverified is refused
+    rather than mapped to another claim: it would name whichever account holds it, an admin's
+    included."""
+    if claims.get("email") and claims.get("email_verified") is False:
+        raise SignInRefused(
+            "Your identity provider says your email address is not verified, so it cannot "
+            "name your account here. Verify it with the provider, then sign in again."
+        )
+    return str(claims.get("email") or claims.get("preferred_username") or claims.get("sub"))
 
 
 def cli_address() -> str:
