@@ -241,7 +241,9 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     on_documents = judgement.probabilities(long_feats)["answer"]
     assert on_documents == pytest.approx(judgement.model_probability(docs, long_feats))
     assert judgement.probabilities(short_feats)["answer"] == pytest.approx(
-        judgement.model_probability(params["answer"], short_feats)
+        judgement.answered_probability(
+            judgement.model_probability(params["answer"], short_feats), params
+        )
     )
     # The same draft is not rated like a snippet written for the question.
     assert on_documents < judgement.model_probability(params["answer"], long_feats)
@@ -517,3 +519,22 @@ def test_a_lead_citing_a_web_result_alone_has_no_retrieval_scores_to_read() -> N
     # a lead citing a document chunk as well reads that chunk's scores, not the web score
     both = features(q, answer.replace("[1]", "[1][2]"), [web, kb])
     assert [both[n] for n in lead_chunk] == [0.4, 0.7, 0.6]
+
+
+def test_an_answered_drafts_confidence_counts_a_hidden_conflict_and_moves_no_decision() -> None:
+    """Over the bar the development model's probability is mapped to how often answering was
+    right (a missed dispute counts wrong); the map never takes an answer under the bar and
+    leaves drafts under it as they were."""
+    params = {"answered": {"a": 0.5, "b": 0.2}}
+    bar = judgement.LOW_CONFIDENCE
+    assert judgement.answered_probability(0.6, params) == 0.6
+    high = judgement.answered_probability(0.97, params)
+    assert bar <= high < 0.97
+    assert judgement.answered_probability(0.66, params) >= bar
+    assert judgement.answered_probability(0.97, {}) == 0.97
+    # Monotone: a higher score never reads lower.
+    scores = [judgement.answered_probability(p / 100, params) for p in range(50, 100)]
+    assert scores == sorted(scores)
+    # The shipped map was fitted: an answer the evidence model is sure of reads lower.
+    shipped = judgement.load_params()["answered"]
+    assert judgement.answered_probability(0.99, {"answered": shipped}) < 0.99
