@@ -472,6 +472,8 @@ def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
     usable = [r for r in rows if r["features"] and r["llm_confidence"] is not None]
     if len(usable) < 50:
         return None
+    # The opinion is stacked on the models' own probability; the answered map comes after it.
+    params = {k: v for k, v in params.items() if k != "answered"}
     z = [
         [
             judgement.logit(judgement.probabilities(r["features"], params)["answer"]),

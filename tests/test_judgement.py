@@ -538,3 +538,15 @@ def test_an_answered_drafts_confidence_counts_a_hidden_conflict_and_moves_no_dec
     # The shipped map was fitted: an answer the evidence model is sure of reads lower.
     shipped = judgement.load_params()["answered"]
     assert judgement.answered_probability(0.99, {"answered": shipped}) < 0.99
+    # With Ollama the model's opinion is stacked first: the map still moves no decision.
+    shipped_params = judgement.load_params()
+    without = {k: v for k, v in shipped_params.items() if k != "answered"}
+    feats = features("How do I install R?", "Run the installer. [1]", [ev(1, R_INSTALL)])
+    assert judgement.confidence_model(feats, shipped_params) == "development"
+    decisions = set()
+    for opinion in (0.01, 0.3, 0.6, 0.9, 0.99):
+        mapped = judgement.probabilities(feats, shipped_params, opinion)["answer"]
+        plain = judgement.probabilities(feats, without, opinion)["answer"]
+        assert (mapped >= bar) == (plain >= bar) and mapped <= plain
+        decisions.add(mapped >= bar)
+    assert decisions == {True, False}  # the opinions took the draft to both sides of the bar

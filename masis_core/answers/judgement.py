@@ -841,7 +841,9 @@ def confidence_model(feats: dict[str, float], params: dict[str, Any]) -> str:
 
 
 def probabilities(
-    feats: dict[str, float], params: dict[str, Any] | None = None
+    feats: dict[str, float],
+    params: dict[str, Any] | None = None,
+    llm_confidence: float | None = None,
 ) -> dict[str, float]:
     """P(dispute), then P(answer) for a draft the dispute model let through; P(abstain) =
     1 - P(answer).
@@ -854,18 +856,24 @@ def probabilities(
     Drawn from documents (passages of ``min_words`` words and more: a PDF's chunks, not the
     development cases' short snippets), that probability is refitted on questions over real
     manuals (``p["documents"]``): there every passage shares the question's words, and the
-    development model said 99% for answers that were right half the time."""
+    development model said 99% for answers that were right half the time.
+
+    With Ollama the model's own opinion (``llm_confidence``) is stacked on (``with_opinion``);
+    the development model's answered map (``answered_probability``) comes last, so it moves
+    no decision in either mode."""
     p = params or load_params()
-    answer = model_probability(p["answer"], feats)
-    if feats.get("asked_missing_cited") and "asked_missing_rate" in p:
+    documents = confidence_model(feats, p) == "documents"
+    answer = model_probability(p["documents" if documents else "answer"], feats)
+    if not documents and feats.get("asked_missing_cited") and "asked_missing_rate" in p:
         # The question asks for a figure, a date, a version or a name and no sentence of the
         # answer on the question's head holds one: the answer does not answer, whatever its
         # words match. The fitted rate keeps this a probability (how often such drafts were
         # right on the development cases), not a flat zero.
         answer = min(answer, p["asked_missing_rate"])
-    answer = answered_probability(answer, p)
-    if confidence_model(feats, p) == "documents":
-        answer = model_probability(p["documents"], feats)
+    if llm_confidence is not None:
+        answer = with_opinion(answer, llm_confidence, p)
+    if not documents:
+        answer = answered_probability(answer, p)
     return {
         "answer": answer,
         "abstain": 1.0 - answer,
@@ -981,9 +989,11 @@ def judge(
     (``lead_of``) answers the question; a recalibration wraps this one number."""
     p = params or load_params()
     feats = features(question, answer, evidence)
-    probs = probabilities(feats, p) if answer else {"answer": 0.0, "abstain": 1.0, "dispute": 0.0}
-    if llm_confidence is not None and answer:
-        probs["answer"] = with_opinion(probs["answer"], llm_confidence, p)
+    probs = (
+        probabilities(feats, p, llm_confidence)
+        if answer
+        else {"answer": 0.0, "abstain": 1.0, "dispute": 0.0}
+    )
     conflicts = (
         name_conflict(question, in_focus(answer, evidence)) if disputed(feats, probs, p) else []
     )
