@@ -246,3 +246,33 @@ def test_a_workspace_is_not_deleted_while_its_jobs_work(bench: Workbench) -> Non
     assert workers.working(ws.id) == []
     workers.delete_workspace(ws.id)
     assert bench.workspaces() == []
+
+
+def test_a_server_stopping_mid_run_leaves_a_resumable_run_and_no_traceback(
+    research: RunService, ws, monkeypatch, caplog
+) -> None:
+    """When the server process exits under a run, the graph's thread pool refuses new work
+    (``concurrent.futures``' RuntimeError). That is an interruption, not a failure to debug:
+    the run is marked interrupted, the log holds a warning without a traceback, and the run
+    resumes from its checkpoint."""
+    from masis_core.services import driving
+
+    streamed = driving.RunDriver._stream
+
+    def exiting(self, rec, graph_input, config, on_event):
+        def on_node(kind: str, payload: dict[str, Any]) -> None:
+            if kind == "node" and payload.get("node") == "researcher":
+                raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+        streamed(self, rec, graph_input, config, on_node)
+
+    monkeypatch.setattr(driving.RunDriver, "_stream", exiting)
+    with caplog.at_level("WARNING", logger="masis_core.services.driving"):
+        rec = research.ask(ws.id, "At what pressure does the relief valve open?")
+    assert rec.status == "failed" and rec.error == INTERRUPTED
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert all(r.exc_info is None for r in caplog.records)
+    monkeypatch.setattr(driving.RunDriver, "_stream", streamed)
+    done = research.resume(rec.run_id, None)
+    assert done.status == "completed" and "230 bar" in (done.answer or "")
+    assert done.run_id == rec.run_id

@@ -49,10 +49,7 @@ class RunDriver:
         except MasisError as exc:
             rec.status, rec.error = "failed", str(exc)
         except Exception as exc:
-            log.exception("run %s failed", rec.run_id)
-            gone = self.bench.store.unreachable(exc)
-            rec.status = "failed"
-            rec.error = str(gone) if gone else f"{type(exc).__name__}: {exc}"
+            rec.status, rec.error = "failed", self._failure(rec, exc)
         except BaseException:
             rec.status, rec.error = "failed", INTERRUPTED
             raise
@@ -61,6 +58,17 @@ class RunDriver:
             record_state(rec, self.graph.get_state(config))
             self.store.save(rec)
         return rec
+
+    def _failure(self, rec: RunRecord, exc: Exception) -> str:
+        """The error a failed run shows, logged once (called while ``exc`` is handled)."""
+        if stopping(exc):
+            # The server stopped under the run (Ctrl-C, a restart): not the run's fault and
+            # nothing to debug; it resumes from its checkpoint.
+            log.warning("run %s interrupted: the process is stopping", rec.run_id)
+            return INTERRUPTED
+        log.exception("run %s failed", rec.run_id)
+        gone = self.bench.store.unreachable(exc)
+        return str(gone) if gone else f"{type(exc).__name__}: {exc}"
 
     def _stream(
         self, rec: RunRecord, graph_input: Any, config: RunnableConfig, on_event: Event | None
@@ -72,6 +80,12 @@ class RunDriver:
         ):
             if on_event is not None:
                 forward(on_event, mode, chunk)
+
+
+def stopping(exc: Exception) -> bool:
+    """Python refusing new work because the interpreter is exiting: the graph runs its nodes
+    on a thread pool, which says so (``concurrent.futures``) when the server stops mid-run."""
+    return isinstance(exc, RuntimeError) and "cannot schedule new futures after" in str(exc)
 
 
 def forward(on_event: Event, mode: str, chunk: Any) -> None:
