@@ -332,6 +332,35 @@ def test_a_reference_entry_keeps_its_term() -> None:
     ]
 
 
+def test_a_sentence_ends_before_the_next_entrys_code_name() -> None:
+    """R's reference manual runs its entries together: "... of level NA. is.factor is
+    generic ..." was quoted as one sentence about two topics (a browser answer on missing
+    values), as was an argument's description with the next argument's name. A short word in
+    capitals ("NA.") ends a sentence before a lower-case code name, which opens no prose of
+    its own; an abbreviation before one does not end it."""
+    assert kinds(
+        "Missing values are printed as <NA>, identical to entries of level NA. is.factor is "
+        "generic: you can write methods to handle specific classes of objects."
+    ) == [
+        ("sentence", "Missing values are printed as <NA>, identical to entries of level NA."),
+        (
+            "debris",
+            "is.factor is generic: you can write methods to handle specific classes of objects.",
+        ),
+    ]
+    assert sentences_of(
+        "The default is equivalent to y = x (but more efficient). na.rm logical. Should "
+        "missing values be removed?"
+    ) == [
+        "The default is equivalent to y = x (but more efficient).",
+        "Should missing values be removed?",
+    ]
+    assert sentences_of("Use a test such as e.g. is.na(x) on the column. It returns TRUE.") == [
+        "Use a test such as e.g. is.na(x) on the column.",
+        "It returns TRUE.",
+    ]
+
+
 def test_prose_with_figures_statistics_and_enumerations_stays_whole() -> None:
     """Real manual text the segmenter used to break or drop: a figure read as a section
     number ("Values of 2 to 4" split at "2 to"), a sentence without a function word, a

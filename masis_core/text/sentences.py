@@ -212,6 +212,8 @@ _CAPTION = re.compile(r"^(?:Table|Figure|Listing|Example)$")
 _CAPTION_NUMBER = re.compile(r"^[0-9A-Z]{1,2}(?:[.-]\d{1,3})*[.:]$")
 _TERMINAL = re.compile(r"[.!?][\"'”’)\]]*$")
 _OPENING = re.compile(r"^[\"'“‘(\[`]*[A-Z0-9]")
+# A lower-case identifier with a dot or an underscore inside: "is.factor", "na_if", "data.frame(".
+_CODE_NAME = re.compile(r"^[a-z]\w*(?:[._][a-z]\w*)+(?:\(|$)")
 # Prose may also open with a sum or an estimate: "$3.68 trillion was ...", "~90% accuracy ...".
 _PROSE_OPENING = re.compile(r"^[\"'“‘(\[`]*(?:[A-Z0-9]|[$€£~≈]\d)")
 # What a figure's share of a sentence may be: a quarter, or two fifths when plain lower-case
@@ -309,7 +311,9 @@ def _sentence_end(word: str, following: str) -> bool:
     if "://" in word and _URL_REST.match(following):
         return False  # "(https://CRAN. R-project.org/package=boot)": a line break in a URL
     if not _OPENING.match(following):
-        return bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
+        # Before code ("... entries of level NA. is.factor is generic"), any word ends one.
+        code = bool(_CODE_NAME.match(following)) and following.lower() not in _ABBREVIATIONS
+        return code or bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
     if re.fullmatch(r"(?:[A-Z]\.){2,}", word.lstrip("(\"'“‘")) and following not in _OPENERS:
         return False  # "the U.S. Census Bureau": an initialism before a name
     # An initial before a name or another initial: "W. N. Venables, D. M. Smith".
