@@ -359,6 +359,11 @@ def test_a_sentence_ends_before_the_next_entrys_code_name() -> None:
         "Use a test such as e.g. is.na(x) on the column.",
         "It returns TRUE.",
     ]
+    # A dotted name that a line break split is one name, not two sentences.
+    assert sentences_of("Read it with the tables.File. get_file_image() method. It is fast.") == [
+        "Read it with the tables.File. get_file_image() method.",
+        "It is fast.",
+    ]
 
 
 def test_prose_with_figures_statistics_and_enumerations_stays_whole() -> None:
