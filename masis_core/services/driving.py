@@ -3,6 +3,7 @@ and write the record from the checkpoint whatever stopped it."""
 
 from __future__ import annotations
 
+import concurrent.futures.thread
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -84,8 +85,10 @@ class RunDriver:
 
 def stopping(exc: Exception) -> bool:
     """Python refusing new work because the interpreter is exiting: the graph runs its nodes
-    on a thread pool, which says so (``concurrent.futures``) when the server stops mid-run."""
-    return isinstance(exc, RuntimeError) and "cannot schedule new futures after" in str(exc)
+    on a thread pool, whose submissions fail once ``concurrent.futures`` has seen the exit
+    begin (its module flag; an executor shut down for another reason is a real failure)."""
+    exiting = bool(getattr(concurrent.futures.thread, "_shutdown", False))
+    return exiting and isinstance(exc, RuntimeError) and "cannot schedule new futures" in str(exc)
 
 
 def forward(on_event: Event, mode: str, chunk: Any) -> None:
