@@ -311,12 +311,12 @@ def _sentence_end(word: str, following: str) -> bool:
     if "://" in word and _URL_REST.match(following):
         return False  # "(https://CRAN. R-project.org/package=boot)": a line break in a URL
     if not _OPENING.match(following):
-        # Before code ("... entries of level NA. is.factor is generic"), any word ends one,
-        # unless it is a dotted name the line broke ("the tables.File. get_file_image() method").
-        code = _CODE_NAME.match(following) and "." not in low.rstrip(".")
-        return bool(code and following.lower() not in _ABBREVIATIONS) or bool(
-            re.fullmatch(r"[a-z]{3,}[.!?]", low)
-        )
+        # Before code ("... entries of level NA. is.factor is generic") a word of two letters or
+        # more ends one, unless it is a dotted name the line broke ("the tables.File.
+        # get_file_image() method"); "a." is an inline list's letter.
+        bare = low.rstrip(".")
+        code = _CODE_NAME.match(following) and len(bare) >= 2 and "." not in bare
+        return bool(code) or bool(re.fullmatch(r"[a-z]{3,}[.!?]", low))
     if re.fullmatch(r"(?:[A-Z]\.){2,}", word.lstrip("(\"'“‘")) and following not in _OPENERS:
         return False  # "the U.S. Census Bureau": an initialism before a name
     # An initial before a name or another initial: "W. N. Venables, D. M. Smith".
