@@ -63,6 +63,8 @@ DEFAULT_CASES = Path("../shared/eval/fitzgov-dev/governance_cases.jsonl")
 # chunks are (~200 words; 97% of the development cases' passages are shorter) — get the
 # document model, fitted on questions over the real manuals of fetch-pdf-corpus.sh.
 DOCUMENT_WORDS = 150.0
+# The answered map needs this many answered development drafts to be fitted at all.
+MIN_ANSWERED = 20
 # The development model's probability is not among them: on the manual drafts its weight came
 # out negative once these were in (it rates every on-topic passage ~0.99).
 DOCUMENT_FEATURES = (
@@ -333,8 +335,9 @@ def scores(
             # is wrong.
             every_answer.append((p["answer"], r["expected"] == "answer"))
         if p is not None and got != "dispute" and r["expected"] != "dispute":
-            # Calibration of what the confidence estimates: does the evidence answer the
-            # question. Disputes the dispute model missed are counted by its recall.
+            # Calibration against whether the evidence answers the question, the disputes the
+            # dispute model missed left out (counted by its recall); since the answered map
+            # the confidence over the bar means more than that, so this figure rose.
             judged.append((p["answer"], r["expected"] == "answer"))
             if got == "answer":
                 answered.append(judged[-1])
@@ -366,28 +369,42 @@ def fit_all(
 ) -> dict[str, Any]:
     judged = [r for r in rows if r["features"] is not None and r["features"].get("answered")]
     params = fit(judged, names, c, dispute_weight)
-    if not dispute_weight:
-        params["answered"] = fit_answered(judged, params)
+    answered = None if dispute_weight else fit_answered(judged, params)
+    if answered is not None:
+        params["answered"] = answered
     return params
 
 
-def fit_answered(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float]:
+def fit_answered(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float] | None:
     """``judgement.answered_probability``'s map: a Platt curve on the answer model's
     log-odds over the drafts it answers, each labelled right only when answering was the
     right call (a missed dispute is wrong). Every decision stays as it was (the map is held
     at the bar), so mode accuracy cannot move; held out on fitzgov-dev the calibration error
-    over every answered case fell from 0.115-0.125 to 0.015-0.025 (three seeds), and the one
-    without the disputes' cases rose from 0.016-0.020 to 0.108-0.116: the shown confidence
-    now counts a hidden conflict against the answer."""
+    over every answered case fell from 0.115-0.125 to 0.015-0.037 (three seeds), and the one
+    without the disputes' cases rose from 0.016-0.020 to 0.112-0.116: the shown confidence
+    now counts a hidden conflict against the answer. Fitted on the drafts the development
+    model speaks for (passages under ``DOCUMENT_WORDS``: at run time the document model's are
+    not mapped); None (no map) with fewer than 20 such answers, one class only, or a slope
+    under zero (a map that would rank answers backwards)."""
     from sklearn.linear_model import LogisticRegression
 
     x, y = [], []
     for r, p in zip(rows, predict(params, rows), strict=True):
-        if decide(r["features"], p, params, r["stopped"]) == "answer" and p is not None:
+        development = r["features"]["passage_words"] < DOCUMENT_WORDS
+        if (
+            development
+            and p is not None
+            and decide(r["features"], p, params, r["stopped"]) == "answer"
+        ):
             x.append([judgement.logit(p["answer"])])
             y.append(r["expected"] == "answer")
+    if len(y) < MIN_ANSWERED or len(set(y)) < 2:
+        return None
     model = LogisticRegression(C=100.0).fit(np.array(x), np.array(y))
-    return {"a": round(float(model.coef_[0][0]), 4), "b": round(float(model.intercept_[0]), 4)}
+    slope = float(model.coef_[0][0])
+    if slope < 0:
+        return None
+    return {"a": round(slope, 4), "b": round(float(model.intercept_[0]), 4)}
 
 
 def cross_validate(

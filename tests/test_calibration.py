@@ -522,3 +522,45 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
         "3 withheld answers left out: with the heading's section withheld, another place" in c.value
         for c in at.caption
     )
+
+
+def test_a_map_fitted_on_an_earlier_judges_scores_is_not_applied_until_refitted(
+    bench: Workbench, plant: Workspace
+) -> None:
+    """Refitting the shipped judge changes what its scores mean (the development model's
+    answers read lower since issue 28's answered map): a workspace map fitted on the old
+    scores is not read against the new ones, a verdict does not refit it (its outline points
+    are the old judge's), and a verdict on a run the old judge scored is no point of a new fit.
+    The inspector says why; the calibration job fits it again."""
+    research = RunService(bench)
+    store = CalibrationStore(bench.db)
+    judged = float(research.ask(plant.id, PUMP_QUESTION, max_retries=0).confidence)
+    points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
+    points += [Point(0.01, False, "outline") for _ in range(5)]
+    assert store.save(plant.id, points, []) is not None
+    assert store.table(plant.id, "offline") is not None
+    with bench.db.connect() as conn:  # as a fit stored before the judge was refitted
+        report = {**store.get(plant.id), "judge": "an-old-judge"}
+        conn.execute(
+            "UPDATE calibrations SET report = ? WHERE workspace_id = ?",
+            (json.dumps(report), plant.id),
+        )
+    assert store.table(plant.id, "offline") is None
+    run = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    critic = [e for e in run.trace if e["node"] == "critic"][-1]
+    assert critic["calibration"] == "global" and run.confidence == pytest.approx(judged)
+    research.mark(run.run_id, False)
+    assert store.get(plant.id)["judge"] == "an-old-judge"  # not refitted by the verdict
+    at = fresh_app().run()
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception
+    assert any("Fitted on an earlier version of the judge" in w.value for w in at.warning)
+    assert not at.success
+    # A verdict on an answer the earlier judge scored is not one of today's points.
+    old = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
+    old.trace = [{**e, "judge": "an-old-judge"} for e in old.trace]
+    research.store.save(old)
+    research.mark(old.run_id, True)
+    report = calibrate_workspace(bench, plant.id)
+    assert report["judge"] == store.get(plant.id)["judge"] != "an-old-judge"
+    assert store.get(plant.id)["points"]["verdicts"] == 1  # the first verdict only

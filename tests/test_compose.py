@@ -359,6 +359,10 @@ def test_a_sentence_ends_before_the_next_entrys_code_name() -> None:
         "Use a test such as e.g. is.na(x) on the column.",
         "It returns TRUE.",
     ]
+    # An inline list's letter is no sentence's last word.
+    assert sentences_of("Options are a. np.mean and b. np.median for the centre.") == [
+        "Options are a. np.mean and b. np.median for the centre."
+    ]
     # A dotted name that a line break split is one name, not two sentences.
     assert sentences_of("Read it with the tables.File. get_file_image() method. It is fast.") == [
         "Read it with the tables.File. get_file_image() method.",

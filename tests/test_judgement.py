@@ -544,9 +544,10 @@ def test_an_answered_drafts_confidence_counts_a_hidden_conflict_and_moves_no_dec
     feats = features("How do I install R?", "Run the installer. [1]", [ev(1, R_INSTALL)])
     assert judgement.confidence_model(feats, shipped_params) == "development"
     decisions = set()
-    for opinion in (0.01, 0.3, 0.6, 0.9, 0.99):
+    for opinion in (0.01, 0.02, 0.3, 0.6, 0.9, 0.99):
         mapped = judgement.probabilities(feats, shipped_params, opinion)["answer"]
         plain = judgement.probabilities(feats, without, opinion)["answer"]
-        assert (mapped >= bar) == (plain >= bar) and mapped <= plain
+        assert mapped == pytest.approx(judgement.answered_probability(plain, shipped_params))
+        assert (mapped >= bar) == (plain >= bar)
         decisions.add(mapped >= bar)
     assert decisions == {True, False}  # the opinions took the draft to both sides of the bar

@@ -17,7 +17,7 @@ from evaluation.calibration import job_work
 from masis_core.services.calibration import reliability_frame
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import untrusted
-from masis_core.workspaces.calibration import CalibrationStore
+from masis_core.workspaces.calibration import STALE, CalibrationStore, stale
 from ui import charts
 from ui.auth import door
 from ui.follow import follow_task
@@ -62,8 +62,10 @@ def _diagrams(report: dict[str, Any]) -> None:
 
 def _report(report: dict[str, Any]) -> None:
     p = report["points"]
-    fitted = report["status"] == "fitted"
+    fitted = report["status"] == "fitted" and not stale(report)
     (st.success if fitted else st.warning)(report["message"])  # our words and counts
+    if stale(report):
+        st.warning(STALE)
     cols = st.columns(4)
     cols[0].metric("outline questions", p["outline"], help="answers of the job's questions")
     cols[1].metric("your verdicts", p["verdicts"], help="thumbs up or down on answers")

@@ -1,7 +1,9 @@
 """Judgement: answer, abstain or dispute — and the confidence as a calibrated probability.
 
-The critic's confidence is the estimated probability that the evidence answers the question
-and the draft is supported by its citations. It comes from small logistic regressions over
+The critic's confidence is the estimated probability that the draft's lead passage answers
+the question and is supported by its citations (for an answer of the development model over
+the 0.65 bar: that answering was right, a conflict the dispute model missed counting wrong;
+``answered_probability``). It comes from small logistic regressions over
 interpretable features of (question, answer, evidence) — retrieval scores, how much of the
 question the cited sentences and the best single sentence cover, whether what is asked (a
 number — by the thing it counts —, a date, a version, a name) is present in the cited text,
@@ -22,6 +24,7 @@ calibration).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import logging
@@ -792,6 +795,16 @@ def load_params() -> dict[str, Any]:
     return json.loads(text)
 
 
+@lru_cache(maxsize=1)
+def judge_version() -> str:
+    """A fingerprint of what the judge's scores are made with: its fitted parameters and the
+    passage scorer's weights, which choose the lead it reads. A workspace map is fitted on
+    those scores and means nothing once they change (``workspaces/calibration.table_of``)."""
+    digest = hashlib.sha256(PARAMS_PATH.read_bytes())
+    digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def percent(p: float) -> str:
     """A probability as the analyst reads it. Never "100%" or "0%": a fitted model's 0.998
     is not certainty, and a round 100% reads as a guarantee."""
@@ -986,7 +999,8 @@ def judge(
     """Features, the three probabilities, and the conflict to show when it is a dispute.
 
     ``.confidence`` is the probability, in [0, 1], that the answer's lead passage
-    (``lead_of``) answers the question; a recalibration wraps this one number."""
+    (``lead_of``) answers the question (over the bar, for the development model: that
+    answering was right, ``answered_probability``); a workspace map wraps this one number."""
     p = params or load_params()
     feats = features(question, answer, evidence)
     probs = (

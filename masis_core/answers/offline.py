@@ -59,9 +59,10 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
 
 
 def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
-    """The calibrated judgement of the draft (``masis_core.answers.judgement``): confidence is the
-    estimated probability that the answer is supported by its citations and answers the
-    question; conflicts name two sources that take opposite positions on it."""
+    """The calibrated judgement of the draft (``masis_core.answers.judgement``): confidence is
+    the estimated probability that the lead passage answers the question, supported by its
+    citations (``judgement.judge``); conflicts name two sources that take opposite positions
+    on it."""
     verdict = judgement.judge(question, answer, evidence)
     said = content_stems(strip_markers(answer))
     missing = sorted(

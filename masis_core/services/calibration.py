@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from masis_core.workspaces.calibration import ENGINE, CalibrationStore, Point
+from masis_core.answers.judgement import judge_version
+from masis_core.workspaces.calibration import ENGINE, CalibrationStore, Point, stale
 from masis_core.workspaces.workbench import Workbench
 
 if TYPE_CHECKING:  # ``RunService.mark`` calls in here: no import of the run service at run time
@@ -23,10 +24,12 @@ VERDICT_LIMIT = 10_000
 
 
 def judged_score(rec: RunRecord) -> float | None:
-    """The judge's own score of the run's final draft (its last critic entry)."""
+    """The judge's own score of the run's final draft (its last critic entry); None when the
+    judge that gave it is not today's (``judgement.judge_version``): its scores meant
+    something else, and the workspace map is fitted on today's."""
     critics = [e for e in rec.trace if e.get("node") == "critic"]
-    if not critics:
-        return None if rec.confidence is None else float(rec.confidence)
+    if not critics or critics[-1].get("judge") != judge_version():
+        return None
     last = critics[-1]
     score = last.get("judged_confidence")
     if score is None:
@@ -46,9 +49,14 @@ def verdict_points(runs: Iterable[RunRecord]) -> list[Point]:
 
 
 def refit_with_verdicts(bench: Workbench, store: RunStore, ws_id: str) -> dict[str, Any] | None:
-    """Fit the workspace again with its current verdicts (after a thumbs up or down)."""
+    """Fit the workspace again with its current verdicts (after a thumbs up or down); a fit of
+    an earlier judge's scores waits for the calibration job instead (its outline points are
+    that judge's)."""
+    calibrations = CalibrationStore(bench.db)
+    if stale(calibrations.get(ws_id)):
+        return None
     verdicts = verdict_points(store.list(ws_id, limit=VERDICT_LIMIT))
-    return CalibrationStore(bench.db).refit(ws_id, verdicts)
+    return calibrations.refit(ws_id, verdicts)
 
 
 def reliability_frame(report: dict[str, Any], which: str) -> pd.DataFrame | None:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from masis_core.answers.judgement import reliability
+from masis_core.answers.judgement import judge_version, reliability
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 
@@ -243,6 +243,7 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
         "status": status,
         "message": message,
         "engine": ENGINE,
+        "judge": judge_version(),  # whose scores these are
         "points": {
             "outline": sum(p.source == "outline" for p in points),
             "verdicts": sum(p.source == "verdict" for p in points),
@@ -277,9 +278,23 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
     return report
 
 
+STALE = (
+    "Fitted on an earlier version of the judge, whose scores meant something else: not "
+    "applied (the global model is used). Recalibrate to fit it again."
+)
+
+
+def stale(report: dict[str, Any] | None) -> bool:
+    """A stored fit of scores from another judge (``judgement.judge_version``): the shipped
+    parameters were refitted since, and the map would be read against scores it never saw."""
+    return report is not None and report.get("judge") != judge_version()
+
+
 def table_of(report: dict[str, Any] | None, engine: str) -> Table | None:
-    """The stored map for runs of ``engine``, or None (global model)."""
+    """The stored map for runs of ``engine``, or None (global model; also for a stale fit)."""
     if not report or report.get("status") != "fitted" or report.get("engine") != engine:
+        return None
+    if stale(report):
         return None
     knots = report.get("table") or []
     if not knots:

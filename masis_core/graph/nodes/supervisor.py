@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.graph.reviews import review
 from masis_core.state import HitlPayload, ResearchState, RetryReason
 
-LOW_CONFIDENCE = 0.65
 DEFAULT_MAX_RETRIES = 2
 
 CONFLICT_MESSAGE = (
