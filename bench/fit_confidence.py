@@ -622,6 +622,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
         judgement.load_params.cache_clear()
+        judgement.judge_version.cache_clear()  # workspace maps fitted before are stale
         print(f"written: {judgement.PARAMS_PATH}")
     return 0
 

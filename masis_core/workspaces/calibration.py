@@ -294,7 +294,7 @@ def table_of(report: dict[str, Any] | None, engine: str) -> Table | None:
     """The stored map for runs of ``engine``, or None (global model; also for a stale fit)."""
     if not report or report.get("status") != "fitted" or report.get("engine") != engine:
         return None
-    if stale(report):
+    if stale(report):  # scores of another judge
         return None
     knots = report.get("table") or []
     if not knots:
