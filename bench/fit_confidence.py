@@ -79,6 +79,8 @@ DOCUMENT_FEATURES = (
     "lead_chunk_dense",
     "lead_chunk_keywords",
     "lead_chunk_soft",
+    "lead_meaning",
+    "lead_meaning_gap",
 )
 MANUAL_QUESTIONS = [
     Path("bench/data/manual-answerable.json"),

@@ -191,7 +191,8 @@ def test_llm_opinion_moves_the_probability() -> None:
 
 def test_shipped_parameters_match_the_features() -> None:
     params = json.loads(judgement.PARAMS_PATH.read_text())
-    names = set(features("q", "", []))
+    # A lead that quotes its evidence: every feature has a measure (the reader's included).
+    names = set(features("How do I install R?", f"{R_INSTALL} [1]", [ev(1, R_INSTALL)]))
     for model in ("answer", "dispute", "documents"):
         m = params[model]
         assert set(m["features"]) <= names

@@ -31,6 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
+from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
 
@@ -264,9 +265,16 @@ def _coverage(sentences: list[Sentence], present: set[str]) -> float:
     return (len(present & said) + HEADING_WEIGHT * len(present & context)) / len(present)
 
 
-def window_features(question: str, w: Window, present: set[str], rank: int) -> dict[str, float]:
+def window_features(
+    question: str,
+    w: Window,
+    present: set[str],
+    rank: int,
+    meaning: dict[str, float] | None = None,
+) -> dict[str, float]:
     """What the passage scorer reads of one window; each feature means the same on any
-    document set."""
+    document set. ``meaning``: each sentence's similarity to the question as the reader
+    reads it (``masis_core.llm.reader``), when there is one."""
     kind = asked_kind(question)
     coverage = _coverage(w.sentences, present)
     first = _coverage(w.sentences[:1], present)
@@ -274,7 +282,9 @@ def window_features(question: str, w: Window, present: set[str], rank: int) -> d
     specific = kind not in ("open", "yes_no")
     holds = specific and asked_in(kind, question, w.text)
     phrases = phrase_pairs(question)
+    read = {"meaning": max(meaning[s.text] for s in w.sentences)} if meaning else {}
     return {
+        **read,
         "best_sentence": max(own),
         "phrases": len(phrases & phrase_pairs(w.text)) / len(phrases) if phrases else 0.0,
         "new_code": float(how_to(question) and new_code(question, w.text)),
@@ -309,9 +319,15 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
     wanted = _stems(question)
     present = {t for t in wanted if any(t in w.stems or t in w.sentences[0].context for w in found)}
     found = [w for w in found if _shaped(w, present)]
+    reader = get_reader()
+    meaning = (
+        reader.similarities(question, list({s.text for w in found for s in w.sentences}))
+        if reader and found
+        else None
+    )
     for w in found:
         rank = min(ranks[m] for s in w.sentences for m in s.markers)
-        w.features = window_features(question, w, present, rank)
+        w.features = window_features(question, w, present, rank, meaning)
         w.score = sum(weights.get(k, 0.0) * v for k, v in w.features.items())
     return found
 

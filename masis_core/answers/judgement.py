@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import (
     claims,
@@ -44,6 +45,7 @@ from masis_core.text.sentences import (
     defang,
     markers,
     names,
+    segment,
     sentences,
     strip_markers,
     text_names,
@@ -668,6 +670,7 @@ def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[s
     phrases = phrase_pairs(question)
     return {
         **_lead_chunk_scores([evidence[m - 1] for m in sorted(cited_n)]),
+        **_lead_meaning(question, lead, evidence, cited_n),
         "lead_coverage": (
             _share(wanted, content_stems(strip_markers(first[0]))) if first and wanted else 0.0
         ),
@@ -676,6 +679,33 @@ def _lead_features(question: str, lead: str, evidence: list[Evidence]) -> dict[s
         "asked_missing_cited": float(specific and not asked_in(kind, question, said)),
         "lead_phrases": len(phrases & phrase_pairs(said)) / len(phrases) if phrases else 0.0,
         "lead_code": float(how_to(question) and new_code(question, said)),
+    }
+
+
+def _lead_meaning(
+    question: str, lead: str, evidence: list[Evidence], cited: set[int]
+) -> dict[str, float]:
+    """How close the lead comes to the question's meaning, as the reader reads it
+    (``masis_core.llm.reader``): its closest sentence, and how much closer that is than any
+    sentence of the passages it does not cite (a lead that only ties with the rest of the
+    evidence was one guess among several). No reader, no measure: read as the fitted mean."""
+    reader = get_reader()
+    said = [strip_markers(c) for c in claims(" ".join(lead.split()))]
+    said = [t for t in said if t.strip()]
+    if reader is None or not said:
+        return {}
+    others = [
+        seg.text
+        for m, ev in enumerate(evidence, start=1)
+        if m not in cited
+        for seg in segment(defang(ev.get("text", "")), cut_start=True, cut_end=True)
+        if seg.kind == "sentence"
+    ]
+    near = reader.similarities(question, said + others)
+    best = max(near[t] for t in said)
+    return {
+        "lead_meaning": best,
+        "lead_meaning_gap": best - max((near[t] for t in others), default=0.0),
     }
 
 

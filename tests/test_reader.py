@@ -1,0 +1,106 @@
+"""The offline reader: the bundled sentence model, loaded without the network (the conftest
+guard refuses any connection off loopback), its weights checked, and what the composer and
+the judge read with it — or without it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from masis_core.answers import compose, judgement
+from masis_core.llm import reader
+from masis_core.state import Evidence
+
+FREEZE = "How do I freeze a package at its current version so upgrades skip it?"
+HOLD = (
+    "To put a package on hold, so that the package manager leaves it at the installed "
+    "version, run apt-mark hold with the package's name."
+)
+DISTRACTOR = (
+    "A revised package may require a newly revised version of another package, and the "
+    "upgrade of its current version then waits for it."
+)
+
+
+def _ev(n: int, text: str) -> Evidence:
+    return Evidence(
+        chunk_id=f"ws/doc{n}/000000",
+        doc_id=f"doc{n}",
+        filename=f"faq{n}.pdf",
+        page_start=n,
+        page_end=n,
+        text=text,
+        score=0.5,
+        source="kb",
+    )
+
+
+@pytest.fixture
+def fresh_reader() -> Iterator[None]:
+    reader.get_reader.cache_clear()
+    yield
+    reader.get_reader.cache_clear()
+
+
+def test_the_reader_reads_a_paraphrase_that_shares_no_content_word() -> None:
+    r = reader.get_reader()
+    assert r is not None, "the reader ships with requirements.txt"
+    near = r.similarities(FREEZE, ["How do I put a package on hold?", "Lunch is at noon."])
+    assert near["How do I put a package on hold?"] > 0.4
+    assert near["Lunch is at noon."] < 0.1
+
+
+def test_weights_other_than_the_measured_ones_are_not_loaded(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(reader, "WEIGHTS_SHA256", "0" * 64)
+    with caplog.at_level(logging.WARNING, logger=reader.__name__):
+        assert reader.get_reader() is None
+    assert "not the ones measured" in caplog.text
+
+
+def test_switched_off_the_engine_answers_by_words_alone(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evidence = [_ev(1, DISTRACTOR), _ev(2, HOLD)]
+    with_reader = compose.windows(FREEZE, evidence)
+    assert all("meaning" in w.features for w in with_reader)
+    on = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
+    assert on["lead_meaning"] > 0.4 and "lead_meaning_gap" in on
+
+    monkeypatch.setenv("MASIS_READER", "off")
+    reader.get_reader.cache_clear()
+    assert reader.get_reader() is None
+    without = compose.windows(FREEZE, evidence)
+    assert without and all("meaning" not in w.features for w in without)
+    off = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
+    assert "lead_meaning" not in off and "lead_meaning_gap" not in off
+    # Absent features are read as their fitted means: a probability all the same.
+    assert 0.0 < judgement.probabilities(off)["answer"] < 1.0
+
+
+def _scores(evidence: list[Evidence]) -> dict[str, float]:
+    return {w.text: w.score for w in compose.windows(FREEZE, evidence) if len(w.sentences) == 1}
+
+
+def test_the_passage_that_answers_in_other_words_gains_on_one_that_shares_words(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold passage shares only "package" and "version" with the question; the
+    distractor shares "package", "current", "version" and "upgrade" and answers nothing.
+    Words alone rank the distractor far ahead; the reader narrows the gap (it is one
+    feature among the fitted ones, not a veto), and the judge reads the difference."""
+    evidence = [_ev(1, DISTRACTOR), _ev(2, HOLD)]
+    on = _scores(evidence)
+    monkeypatch.setenv("MASIS_READER", "off")
+    reader.get_reader.cache_clear()
+    off = _scores(evidence)
+    assert on[HOLD] - on[DISTRACTOR] > off[HOLD] - off[DISTRACTOR] + 0.3
+    monkeypatch.delenv("MASIS_READER")
+    reader.get_reader.cache_clear()
+    right = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
+    wrong = judgement.features(FREEZE, f"{DISTRACTOR} [1]", evidence)
+    assert right["lead_meaning"] > wrong["lead_meaning"] + 0.1
+    assert right["lead_meaning_gap"] > 0 > wrong["lead_meaning_gap"]
