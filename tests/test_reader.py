@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from masis_core.answers import compose, judgement
+from masis_core.config import get_settings
 from masis_core.llm import reader
 from masis_core.state import Evidence
 
@@ -37,11 +38,16 @@ def _ev(n: int, text: str) -> Evidence:
     )
 
 
+def _reload() -> None:
+    get_settings.cache_clear()
+    reader.get_reader.cache_clear()
+
+
 @pytest.fixture
 def fresh_reader() -> Iterator[None]:
-    reader.get_reader.cache_clear()
+    _reload()
     yield
-    reader.get_reader.cache_clear()
+    _reload()
 
 
 def test_the_reader_reads_a_paraphrase_that_shares_no_content_word() -> None:
@@ -70,8 +76,8 @@ def test_switched_off_the_engine_answers_by_words_alone(
     on = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
     assert on["lead_meaning"] > 0.4 and "lead_meaning_gap" in on
 
-    monkeypatch.setenv("MASIS_READER", "off")
-    reader.get_reader.cache_clear()
+    monkeypatch.setenv("MASIS_READER", "false")
+    _reload()
     assert reader.get_reader() is None
     without = compose.windows(FREEZE, evidence)
     assert without and all("meaning" not in w.features for w in without)
@@ -94,12 +100,12 @@ def test_the_passage_that_answers_in_other_words_gains_on_one_that_shares_words(
     feature among the fitted ones, not a veto), and the judge reads the difference."""
     evidence = [_ev(1, DISTRACTOR), _ev(2, HOLD)]
     on = _scores(evidence)
-    monkeypatch.setenv("MASIS_READER", "off")
-    reader.get_reader.cache_clear()
+    monkeypatch.setenv("MASIS_READER", "false")
+    _reload()
     off = _scores(evidence)
     assert on[HOLD] - on[DISTRACTOR] > off[HOLD] - off[DISTRACTOR] + 0.3
     monkeypatch.delenv("MASIS_READER")
-    reader.get_reader.cache_clear()
+    _reload()
     right = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
     wrong = judgement.features(FREEZE, f"{DISTRACTOR} [1]", evidence)
     assert right["lead_meaning"] > wrong["lead_meaning"] + 0.1

@@ -10,11 +10,11 @@ hub switched off, and the weights file is checked against the digest we measured
 
 Measured on the recorded drafts (``bench.fit_passages``, ``bench.fit_confidence``; fitted on
 the manuals, judged on the unseen FAQ PDFs): the judge's ranking of right leads, AUC 0.73 ->
-0.77 held out on the manuals and 0.78 -> 0.85 on the unseen PDFs; leads that answer, held
+0.76 held out on the manuals and 0.77 -> 0.83 on the unseen PDFs; leads that answer, held
 out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 14 ms a sentence on 2 cores, each
 sentence embedded once per process (``_vectors`` keeps them), 4 s to load.
 
-Without the package (or with ``MASIS_READER=off``) ``get_reader`` is None and the features it
+Without the package (or with ``MASIS_READER=false``) ``get_reader`` is None and the features it
 gives are absent: the judge reads each as its fitted mean, the passage scorer leaves it out.
 """
 
@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from masis_core.config import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +80,7 @@ def _digest(path: Path) -> str:
 def get_reader() -> Reader | None:
     """The bundled reader, loaded once per process; None when it is switched off, not
     installed, or not the weights we measured (logged once)."""
-    if os.environ.get("MASIS_READER", "on").lower() in ("off", "0", "false", "no"):
+    if not get_settings().reader:
         return None
     # Nothing may reach the hub: the model is a local folder.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
