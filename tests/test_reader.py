@@ -125,3 +125,17 @@ def test_the_passage_that_answers_in_other_words_gains_on_one_that_shares_words(
     wrong = judgement.features(FREEZE, f"{DISTRACTOR} [1]", evidence)
     assert right["lead_meaning"] > wrong["lead_meaning"] + 0.1
     assert right["lead_meaning_gap"] > 0 > wrong["lead_meaning_gap"]
+
+
+def test_a_workspace_map_fitted_with_the_reader_is_not_applied_without_it(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge's scores change with the reader: so does the fingerprint a map is stored
+    with (``calibration.table_of`` applies a map only to the judge it was fitted on)."""
+    judgement.judge_version.cache_clear()
+    with_reader = judgement.judge_version()
+    monkeypatch.setenv("MASIS_READER", "false")
+    _reload()
+    judgement.judge_version.cache_clear()
+    assert judgement.judge_version() != with_reader
+    judgement.judge_version.cache_clear()

