@@ -528,7 +528,7 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
         f"{report['ece_after']:.3f} ({report['ece_after_held_out']:.3f})"
     )
     kept = {"platt": "Platt scaling", "isotonic": "isotonic regression"}[report["method"]]
-    assert any(c.value.startswith(f"Map: {kept}, the lower Brier score") for c in at.caption)
+    assert any(c.value.startswith(f"Map: {kept}. Platt scaling is kept unless") for c in at.caption)
     assert any(
         "3 withheld answers left out: with the heading's section withheld, another place" in c.value
         for c in at.caption

@@ -160,5 +160,12 @@ def test_a_workspace_map_fitted_with_the_reader_is_not_applied_without_it(
     monkeypatch.setenv("MASIS_READER", "false")
     _reload()
     judgement.judge_version.cache_clear()
-    assert judgement.judge_version() != with_reader
+    words_alone = judgement.judge_version()
+    assert words_alone != with_reader
+    # Switched on but refused (weights not the measured ones): read by words, and said so.
+    monkeypatch.delenv("MASIS_READER")
+    monkeypatch.setattr(reader, "WEIGHTS_SHA256", "0" * 64)
+    _reload()
+    judgement.judge_version.cache_clear()
+    assert judgement.judge_version() == words_alone
     judgement.judge_version.cache_clear()

