@@ -11,7 +11,7 @@ hub client is involved), and the weights file is checked against the digest we m
 Measured on the recorded drafts (``bench.fit_passages``, ``bench.fit_confidence``; fitted on
 the manuals, judged on the unseen FAQ PDFs): the judge's ranking of right leads, AUC 0.73 ->
 0.76 held out on the manuals and 0.77 -> 0.83 on the unseen PDFs; leads that answer, held
-out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 14 ms a sentence on one core (the
+out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 13 ms a sentence on one core (the
 workbench's BLAS runs single-threaded), each sentence embedded once per process (``_vectors``
 keeps them), 0.2 s to load (``Encoder``).
 
@@ -64,10 +64,11 @@ class Encoder:
 
     Why not sentence-transformers: importing PyTorch and loading the model through it took
     4-6 s in every process that answered (each CLI call, each browser session's first answer,
-    each test server); this reads the same safetensors file in 0.1 s with the tokenizer's own
-    ``tokenizer.json``. Its vectors are the library's to within 4e-7 (``tests/test_reader.py``
-    checks them against it), and on 230 sentences it took 3.5 s against the library's 5.4 s on
-    2 cores. Sentences are batched by length, so a batch pads little, and each dense layer is
+    each test server); this reads the same safetensors file with the tokenizer's own
+    ``tokenizer.json``, digest included, in 0.2 s. Its vectors are the library's to within 4e-7
+    (``tests/test_reader.py`` checks them against it). Speed, 230 sentences of the README: 13 ms
+    a sentence on the one BLAS thread the workbench allows, 9 ms on two; the library took about
+    14 on two. Sentences are batched by length, so a batch pads little, and each dense layer is
     one 2-D product (a 3-D one took NumPy 2.5 times as long)."""
 
     HEADS = 12
