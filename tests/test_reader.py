@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -169,3 +170,20 @@ def test_a_workspace_map_fitted_with_the_reader_is_not_applied_without_it(
     judgement.judge_version.cache_clear()
     assert judgement.judge_version() == words_alone
     judgement.judge_version.cache_clear()
+
+
+def test_runs_in_threads_read_what_one_run_alone_reads() -> None:
+    """Runs in one process embed at the same time (the cache is locked, the model is not):
+    each gets the similarities a run alone gets, shared sentences included."""
+    r = reader.get_reader()
+    assert r is not None
+    ref = json.loads((FIXTURES / "minilm-reference.json").read_text())
+    questions = [FREEZE, "What is served at noon?", "Quelles données manquent ?"]
+    texts = [HOLD, DISTRACTOR, *ref["texts"]]
+    alone = {q: reader.Reader(r._encoder).similarities(q, texts) for q in questions}
+    r._vectors.clear()
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(lambda q: (q, r.similarities(q, texts)), questions * 2))
+    for q, near in got:
+        assert near.keys() == alone[q].keys()
+        assert all(abs(near[t] - alone[q][t]) < 1e-5 for t in texts)
