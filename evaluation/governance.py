@@ -25,9 +25,9 @@ from typing import Any, TextIO
 
 from ingest.isolate import die_with_parent
 from ingest.pipeline import Ingestor, Source
-from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
 from masis_core.services.runs import RunRecord, RunService
+from masis_core.workspaces.calibration import reliability
 from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)

@@ -35,6 +35,7 @@ from masis_core.workspaces.calibration import (
     isotonic,
     platt,
     platt_table,
+    reliability,
     table_of,
 )
 from masis_core.workspaces.workbench import Workbench
@@ -575,3 +576,23 @@ def test_a_map_fitted_on_an_earlier_judges_scores_is_not_applied_until_refitted(
     report = calibrate_workspace(bench, plant.id)
     assert report["judge"] == store.get(plant.id)["judge"] != "an-old-judge"
     assert store.get(plant.id)["points"]["verdicts"] == 1  # the first verdict only
+
+
+def test_reliability_bins_and_ece() -> None:
+    perfect = [(0.25, True)] + [(0.25, False)] * 3 + [(0.95, True)] * 19 + [(0.95, False)]
+    out = reliability(perfect)
+    assert out["ece"] == pytest.approx(0.0, abs=1e-9)
+    assert len(out["bins"]) == 10
+    assert [b["count"] for b in out["bins"]] == [0, 0, 4, 0, 0, 0, 0, 0, 0, 20]
+    assert out["bins"][2] == {
+        "lo": 0.2,
+        "hi": 0.3,
+        "count": 4,
+        "mean_confidence": 0.25,
+        "accuracy": 0.25,
+    }
+    over = reliability([(0.9, False), (0.9, True), (1.0, True)])
+    # One bin (0.9-1.0, 1.0 included): confidence 0.933, accuracy 0.667.
+    assert over["ece"] == pytest.approx(0.2667, abs=1e-3)
+    assert reliability([])["ece"] is None
+    assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4

@@ -1,5 +1,5 @@
 """The critic's judgement: each feature on text like an analyst's PDFs, the calibrated
-confidence, stance conflicts in the review's shape, and the reliability function."""
+confidence, and stance conflicts in the review's shape."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from masis_core.answers.judgement import (
     judge,
     kind_present,
     percent,
-    reliability,
     stance_clash,
 )
 from masis_core.state import Evidence
@@ -276,26 +275,6 @@ def test_the_question_form_is_read(question: str, form: str | None) -> None:
     feats = features(question, "", [])
     forms = {f for f in ("how_to", "asks_for_code") if feats[f]}
     assert forms == ({form} if form else set())
-
-
-def test_reliability_bins_and_ece() -> None:
-    perfect = [(0.25, True)] + [(0.25, False)] * 3 + [(0.95, True)] * 19 + [(0.95, False)]
-    out = reliability(perfect)
-    assert out["ece"] == pytest.approx(0.0, abs=1e-9)
-    assert len(out["bins"]) == 10
-    assert [b["count"] for b in out["bins"]] == [0, 0, 4, 0, 0, 0, 0, 0, 0, 20]
-    assert out["bins"][2] == {
-        "lo": 0.2,
-        "hi": 0.3,
-        "count": 4,
-        "mean_confidence": 0.25,
-        "accuracy": 0.25,
-    }
-    over = reliability([(0.9, False), (0.9, True), (1.0, True)])
-    # One bin (0.9-1.0, 1.0 included): confidence 0.933, accuracy 0.667.
-    assert over["ece"] == pytest.approx(0.2667, abs=1e-3)
-    assert reliability([])["ece"] is None
-    assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4
 
 
 def test_agreeing_sources_are_no_dispute() -> None:

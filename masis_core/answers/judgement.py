@@ -511,6 +511,18 @@ def _negated(text: str) -> bool:
 PAIR_TOPIC = 0.1
 
 
+# The points on which two passages can oppose each other, in the order the conflict review
+# names them: how much each counts when the review picks the pair to show, and its words.
+_SIGNALS = (
+    ("stance", 2.0, "opposite positions ({})"),
+    ("disagreement", 1.5, "one source disputes the other's position"),
+    ("figures", 1.0, "different figures for {}"),
+    ("verdicts", 1.0, "one source judges it favourably, the other unfavourably"),
+    ("camps", 0.5, "the sources attribute opposing positions"),
+    ("negation", 0.5, "one source negates what the other affirms"),
+)
+
+
 @dataclass
 class Pair:
     """Two passages of different sources and how they stand towards each other."""
@@ -528,26 +540,11 @@ class Pair:
     @property
     def opposed(self) -> bool:
         """A concrete point of opposition between two passages on the question's topic."""
-        return self.shared >= PAIR_TOPIC and bool(
-            self.stance
-            or self.disagreement
-            or self.figures
-            or self.negation
-            or self.camps
-            or self.verdicts
-        )
+        return self.shared >= PAIR_TOPIC and any(getattr(self, n) for n, _, _ in _SIGNALS)
 
     @property
     def strength(self) -> float:
-        return (
-            2.0 * bool(self.stance)
-            + 1.5 * self.disagreement
-            + 1.0 * bool(self.figures)
-            + 0.5 * self.negation
-            + 0.5 * self.camps
-            + 1.0 * self.verdicts
-            + self.shared
-        )
+        return self.shared + sum(w * bool(getattr(self, n)) for n, w, _ in _SIGNALS)
 
 
 @dataclass
@@ -986,28 +983,13 @@ def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any
         return []
     best = max(pairs, key=lambda p: (p.strength, -p.a, -p.b))
     ea, eb = evidence[best.a], evidence[best.b]
-    terms: list[str | None]
-    if best.stance:
-        reason = f"opposite positions ({best.stance.replace('…', '')})"
-        terms = [t.strip() for t in best.stance.replace("…", "").split("/")]
-    elif best.disagreement:
-        reason = "one source disputes the other's position"
-        terms = [None, None]
-    elif best.figures:
-        reason = f"different figures for {best.figures}"
-        terms = [None, None]
-    elif best.verdicts:
-        reason = "one source judges it favourably, the other unfavourably"
-        terms = [None, None]
-    elif best.camps:
-        reason = "the sources attribute opposing positions"
-        terms = [None, None]
-    elif best.negation:
-        reason = "one source negates what the other affirms"
-        terms = [None, None]
-    else:
-        reason = "the sources report different findings"
-        terms = [None, None]
+    point = next((s for s in _SIGNALS if getattr(best, s[0])), None)
+    reason = "the sources report different findings"
+    if point is not None:
+        reason = point[2].format(str(getattr(best, point[0])).replace("…", ""))
+    terms: list[str | None] = [None, None]
+    if point is not None and point[0] == "stance":
+        terms = [t.strip() for t in str(best.stance).replace("…", "").split("/")]
     wanted = content_stems(question)
     ta = _key_sentence(ea.get("text", ""), wanted, terms[0])
     tb = _key_sentence(eb.get("text", ""), wanted, terms[-1])
@@ -1045,34 +1027,3 @@ def judge(
         name_conflict(question, in_focus(answer, evidence)) if disputed(feats, probs, p) else []
     )
     return Judgement(feats, probs, conflicts, confidence_model(feats, p))
-
-
-# -- calibration -------------------------------------------------------------------------------
-def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> dict[str, Any]:
-    """Expected calibration error and the reliability bins of (confidence, was right) pairs.
-
-    Equal-width bins over [0, 1]; ECE is the count-weighted mean |accuracy - confidence|."""
-    rows = []
-    total = len(pairs)
-    ece = 0.0
-    for k in range(bins):
-        lo, hi = k / bins, (k + 1) / bins
-        inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (k == bins - 1 and c == 1.0)]
-        mean_c: float | None
-        acc: float | None
-        if inside:
-            mean_c = sum(c for c, _ in inside) / len(inside)
-            acc = sum(ok for _, ok in inside) / len(inside)
-            ece += len(inside) / total * abs(acc - mean_c)
-        else:
-            mean_c = acc = None
-        rows.append(
-            {
-                "lo": round(lo, 3),
-                "hi": round(hi, 3),
-                "count": len(inside),
-                "mean_confidence": None if mean_c is None else round(mean_c, 4),
-                "accuracy": None if acc is None else round(acc, 4),
-            }
-        )
-    return {"ece": round(ece, 4) if total else None, "count": total, "bins": rows}

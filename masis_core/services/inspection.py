@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from masis_core.answers.judgement import reliability
 from masis_core.services.jobs import FileProgress
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import plain
+from masis_core.workspaces.calibration import reliability
 
 # Why a candidate chunk ended where it did, keyed by the researcher's trace field.
 OUTCOMES = {

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from masis_core.answers.judgement import judge_version, reliability
+from masis_core.answers.judgement import judge_version
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 
@@ -56,6 +56,36 @@ ENGINE = "offline"
 PointSource = Literal["outline", "verdict"]
 Status = Literal["fitted", "too_few", "one_sided"]
 Method = Literal["isotonic", "platt"]
+
+
+def reliability(pairs: list[tuple[float, bool]], bins: int = 10) -> dict[str, Any]:
+    """Expected calibration error and the reliability bins of (confidence, was right) pairs.
+
+    Equal-width bins over [0, 1]; ECE is the count-weighted mean |accuracy - confidence|."""
+    rows = []
+    total = len(pairs)
+    ece = 0.0
+    for k in range(bins):
+        lo, hi = k / bins, (k + 1) / bins
+        inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (k == bins - 1 and c == 1.0)]
+        mean_c: float | None
+        acc: float | None
+        if inside:
+            mean_c = sum(c for c, _ in inside) / len(inside)
+            acc = sum(ok for _, ok in inside) / len(inside)
+            ece += len(inside) / total * abs(acc - mean_c)
+        else:
+            mean_c = acc = None
+        rows.append(
+            {
+                "lo": round(lo, 3),
+                "hi": round(hi, 3),
+                "count": len(inside),
+                "mean_confidence": None if mean_c is None else round(mean_c, 4),
+                "accuracy": None if acc is None else round(acc, 4),
+            }
+        )
+    return {"ece": round(ece, 4) if total else None, "count": total, "bins": rows}
 
 
 @dataclass(frozen=True)
