@@ -47,12 +47,12 @@ from masis_core.answers.judgement import (
     DISPUTE_FEATURES,
     LOW_CONFIDENCE,
     MODES,
-    reliability,
 )
 from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
 from masis_core.text.sentences import markers
+from masis_core.workspaces.calibration import reliability
 from masis_core.workspaces.workbench import Workbench
 
 # What the dispute threshold maximises: the mean of the per-mode accuracies ("balanced": a

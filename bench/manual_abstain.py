@@ -31,9 +31,9 @@ from typing import Any
 from bench.answer_quality import cited_hit, lead_answers
 from evaluation.governance import classify, format_reliability, temp_root
 from ingest.pipeline import Ingestor, Source, expand_paths
-from masis_core.answers.judgement import reliability
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
+from masis_core.workspaces.calibration import reliability
 from masis_core.workspaces.workbench import Workbench
 
 WORKSPACE = "manuals"

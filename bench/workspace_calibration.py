@@ -41,12 +41,12 @@ from bench.manual_abstain import right, workspace
 from evaluation.calibration import ask, calibrate_workspace
 from evaluation.governance import classify
 from masis_core.answers.engine import OfflineEngine
-from masis_core.answers.judgement import LOW_CONFIDENCE, reliability
+from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.services.runs import RunService
-from masis_core.workspaces.calibration import Table, table_of
+from masis_core.workspaces.calibration import Table, reliability, table_of
 from masis_core.workspaces.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
