@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import unicodedata
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -188,3 +189,18 @@ def test_runs_in_threads_read_what_one_run_alone_reads() -> None:
     for q, near in got:
         assert near.keys() == alone[q].keys()
         assert all(abs(near[t] - alone[q][t]) < 1e-5 for t in texts)
+
+
+def test_a_question_pasted_with_combining_accents_reads_as_its_composed_form() -> None:
+    """A question typed with decomposed letters ("u" + U+0308) reaches the reader as is; the
+    tokenizer's normaliser must read it as the composed one, cached apart or not."""
+    r = reader.get_reader()
+    assert r is not None
+    question = "Wann erfolgt die Ventilprüfung, und wer prüft die Drücke?"
+    passages = ["Die Ventilprüfung erfolgt jährlich durch den Kundendienst.", DISTRACTOR]
+    composed = r.similarities(unicodedata.normalize("NFC", question), passages)
+    decomposed_question = unicodedata.normalize("NFD", question)
+    assert decomposed_question != question
+    decomposed = r.similarities(decomposed_question, passages)
+    assert all(abs(composed[t] - decomposed[t]) < 1e-6 for t in passages)
+    assert composed[passages[0]] > composed[DISTRACTOR]

@@ -983,12 +983,13 @@ def name_conflict(question: str, evidence: list[Evidence]) -> list[dict[str, Any
         return []
     best = max(pairs, key=lambda p: (p.strength, -p.a, -p.b))
     ea, eb = evidence[best.a], evidence[best.b]
-    point = next((s for s in _SIGNALS if getattr(best, s[0])), None)
-    reason = "the sources report different findings"
-    if point is not None:
-        reason = point[2].format(str(getattr(best, point[0])).replace("…", ""))
+    name, _, words = next(
+        (s for s in _SIGNALS if getattr(best, s[0])),
+        ("", 0.0, "the sources report different findings"),
+    )
+    reason = words.format(str(getattr(best, name, "")).replace("…", ""))
     terms: list[str | None] = [None, None]
-    if point is not None and point[0] == "stance":
+    if name == "stance":
         terms = [t.strip() for t in str(best.stance).replace("…", "").split("/")]
     wanted = content_stems(question)
     ta = _key_sentence(ea.get("text", ""), wanted, terms[0])

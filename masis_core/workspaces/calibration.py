@@ -268,14 +268,12 @@ def choose(points: Sequence[Point]) -> tuple[Method, dict[str, dict[str, Any]]]:
     A plateau the logistic curve cannot take still wins clearly."""
     methods: tuple[Method, ...] = ("platt", "isotonic")
     pairs = {m: _held_out_pairs(points, m) for m in methods}
+    errors = {m: _squared_errors(pairs[m]) for m in methods}
     scores: dict[str, dict[str, Any]] = {
-        m: {
-            "ece": reliability(pairs[m])["ece"],
-            "brier": round(float(_squared_errors(pairs[m]).mean()), 4),
-        }
+        m: {"ece": reliability(pairs[m])["ece"], "brier": round(float(errors[m].mean()), 4)}
         for m in methods
     }
-    gain = _squared_errors(pairs["platt"]) - _squared_errors(pairs["isotonic"])
+    gain = errors["platt"] - errors["isotonic"]
     clearly = gain.mean() > 2 * gain.std(ddof=1) / np.sqrt(len(gain))
     return ("isotonic" if clearly else "platt"), scores
 
