@@ -7,6 +7,7 @@ README shows (``docs/``); otherwise they go to the test's temporary directory.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -131,3 +132,24 @@ def screenshot(
         DOCS.mkdir(exist_ok=True)
         shutil.copyfile(out, DOCS / name)
     return out
+
+
+def shown_run(page: Any, other_than: str = "") -> str:
+    """The run the page's address names, once it names one (and not ``other_than``)."""
+    from playwright.sync_api import expect
+
+    named = re.compile(rf"run=(?!{other_than}\b)\w+" if other_than else r"run=\w+")
+    expect(page).to_have_url(named)
+    found = re.search(r"run=(\w+)", page.url)
+    assert found is not None
+    return found.group(1)
+
+
+def expect_status(page: Any, statuses: str, run_id: str = "") -> None:
+    """The status line of the run shown, found by its id: a line of an earlier run that
+    Streamlit's redraw left behind (seen once in CI after a fragment's rerun) must neither
+    pass for it nor make the check ambiguous."""
+    from playwright.sync_api import expect
+
+    run_id = run_id or shown_run(page)
+    expect(page.get_by_text(re.compile(rf"Run `?{run_id}`? · (?:{statuses})"))).to_be_visible()

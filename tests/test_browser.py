@@ -21,8 +21,10 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     chromium_missing_reason,
+    expect_status,
     screenshot,
     server_problems,
+    shown_run,
 )
 from tests.browser import streamlit_server as server
 from tests.fake_tavily import FakeTavily, result
@@ -170,7 +172,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
         expect(page.get_by_role("textbox", name="Your follow-up")).to_have_count(0)
         page.get_by_text("Accept the answer as it is").click()
         page.get_by_role("button", name="Submit and resume").click()
-        expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
+        expect_status(page, "completed")
 
     # A follow-up: made standalone from the thread, shown and editable, run as its own turn.
     follow_up = page.get_by_role("textbox", name="Your follow-up")
@@ -193,12 +195,13 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     walk(page, [["Inspector", "Runs", "Library", "Research"], ["Runs", "Research", "Inspector"]])
     go(page, "Research")  # the session's last run is still there
     # Completed, or paused at review where the judge doubts that its lead answers.
-    expect(page.get_by_text(re.compile(r"Run `?\w+`? · (?:completed|needs human)"))).to_be_visible()
+    follow_up_run = shown_run(page)
+    expect_status(page, "completed|needs human", follow_up_run)
 
     # Something the manual does not cover: the run pauses with a form in place.
     ask(page, "What was the population of Mongolia's capital city in 1990?")
     expect(page.get_by_text("No qualifying evidence")).to_be_visible()
-    expect(page.get_by_text("needs human")).to_be_visible()
+    expect_status(page, "needs human", shown_run(page, other_than=follow_up_run))
     screenshot(page, "review-form.png", tmp_path)
     page.get_by_text("Rephrase the question").click()
     field = page.get_by_label("New question")
@@ -210,7 +213,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     expect(page.get_by_text(re.compile(r"human_review · no_evidence → rephrase"))).to_be_visible()
     # The rephrased run answered: completed, or paused again on the judge's doubt (61%: its lead
     # names UGEN but not how it is bound).
-    expect(page.get_by_text(re.compile(r"Run `?\w+`? · (?:completed|needs human)"))).to_be_visible()
+    expect_status(page, "completed|needs human")
     expect(page.get_by_text("Sources", exact=True)).to_be_visible()
     # The heading follows the rephrase.
     expect(page.get_by_role("heading", name=new_question)).to_be_visible()
