@@ -147,8 +147,9 @@ def shown_run(page: Any, other_than: str = "") -> str:
 
 def expect_status(page: Any, statuses: str, run_id: str = "") -> None:
     """The status line of the run shown, found by its id: a line of an earlier run that
-    Streamlit's redraw left behind (seen once in CI after a fragment's rerun) must neither
-    pass for it nor make the check ambiguous."""
+    Streamlit's redraw left on the page (seen once in CI, right after a new question) must
+    neither pass for it nor make the check ambiguous: Playwright fails a check that two
+    elements match at once, without waiting."""
     from playwright.sync_api import expect
 
     run_id = run_id or shown_run(page)
