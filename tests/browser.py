@@ -134,15 +134,19 @@ def screenshot(
     return out
 
 
+def run_in(url: str) -> str:
+    """The run id an address names (``?run=ID``), or "" when it names none."""
+    found = re.search(r"[?&]run=(\w+)", url)
+    return found.group(1) if found else ""
+
+
 def shown_run(page: Any, other_than: str = "") -> str:
     """The run the page's address names, once it names one (and not ``other_than``)."""
     from playwright.sync_api import expect
 
-    named = re.compile(rf"run=(?!{other_than}\b)\w+" if other_than else r"run=\w+")
-    expect(page).to_have_url(named)
-    found = re.search(r"run=(\w+)", page.url)
-    assert found is not None
-    return found.group(1)
+    other = rf"(?!{re.escape(other_than)}\b)" if other_than else ""
+    expect(page).to_have_url(re.compile(rf"[?&]run={other}\w+"))
+    return run_in(page.url)
 
 
 def expect_status(page: Any, statuses: str, run_id: str = "") -> None:

@@ -20,7 +20,7 @@ from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.config import Settings
 from masis_core.services.runs import RunStore
 from masis_core.workspaces.workbench import Workbench
-from tests.browser import screenshot
+from tests.browser import run_in, screenshot
 from tests.test_browser import FIXTURE, ask, create_workspace, go, page, show_the_page  # noqa: F401
 from tests.test_highlight import highlighted_share
 
@@ -91,9 +91,9 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
     image = Image.open(io.BytesIO(body.body())).convert("RGB")
 
     # What the run cited, from its record: the sentence that backs the answer in passage [1].
-    run_id = re.search(r"run=(\w+)", page.url)
+    run_id = run_in(page.url)
     assert run_id
-    rec = RunStore(Workbench(Settings(data_dir=tmp_path / "data"))).get(run_id.group(1))
+    rec = RunStore(Workbench(Settings(data_dir=tmp_path / "data"))).get(run_id)
     assert rec is not None
     cited = cited_sentences(sentence_support(rec.answer or "", rec.citations))[1]
     first_words = " ".join(cited[0].split()[:6])

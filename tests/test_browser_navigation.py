@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import expect_status, server_problems, shown_run
+from tests.browser import expect_status, run_in, server_problems, shown_run
 from tests.browser import streamlit_server as server
 from tests.fake_ollama import FakeOllama
 from tests.test_browser import (
@@ -81,10 +81,10 @@ def workspace_shown(page: Page, name: str) -> None:
 
 def ask(page: Page, question: str) -> None:
     """Ask a question the documents do not cover: a new run, paused for review."""
-    before = re.search(r"run=(\w+)", page.url)
+    before = run_in(page.url)
     page.get_by_label("Question", exact=True).fill(question)
     page.get_by_role("button", name="Ask").click()
-    expect_status(page, "needs human", shown_run(page, before.group(1) if before else ""))
+    expect_status(page, "needs human", shown_run(page, other_than=before))
     idle(page)
 
 
@@ -137,7 +137,7 @@ def test_a_run_link_reloads_in_its_own_workspace(tmp_path: Path) -> None:
             expect(page.get_by_text("2 paused run(s) wait for your review")).to_be_visible()
 
             # The paused run's button opens it; then the browser reloads the page.
-            run_id = older_url.split("run=")[1].split("&")[0]
+            run_id = run_in(older_url)
             page.get_by_text(re.compile(r"paused run\(s\) wait for your review")).click()
             page.get_by_role("button", name=re.compile(rf"^{run_id} ·")).click()
             expect(page.get_by_role("heading", name=older)).to_be_visible()
