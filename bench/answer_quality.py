@@ -132,7 +132,7 @@ def answer_sentences(answer: str) -> list[str]:
     """The answer's cited claims, markers removed (the evaluator's own split)."""
     from masis_core.text.sentences import claims
 
-    out = []
+    out: list[str] = []
     for paragraph in answer.split("\n\n"):
         out.extend(_MARKERS.sub("", c).strip() for c in claims(paragraph))
     return [s for s in out if s]
@@ -184,7 +184,7 @@ def gold_hit(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]) ->
 
 
 def load_questions(paths: list[Path]) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for path in paths:
         if path.exists():
             rows.extend({**q, "set": path.stem} for q in json.loads(path.read_text()))
@@ -224,7 +224,7 @@ def measure(
             answer = rec.answer or ""
             problems = []
             cited = [
-                pages.get(c.get("filename"), {}).get(p, "")
+                pages.get(str(c.get("filename")), {}).get(p, "")
                 for c in rec.citations
                 for p in range(int(c.get("page") or 0), int(c.get("page_end") or 0) + 1)
             ]

@@ -120,11 +120,11 @@ def recording_judge() -> Iterator[list[dict[str, Any]]]:
         )
         return original(question, answer, evidence, **kw)
 
-    judgement.judge = recording  # type: ignore[assignment]
+    judgement.judge = recording
     try:
         yield seen
     finally:
-        judgement.judge = original  # type: ignore[assignment]
+        judgement.judge = original
 
 
 def collect(cases: list[dict[str, Any]], engine: str, workers: int = 1) -> list[dict[str, Any]]:

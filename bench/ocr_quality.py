@@ -48,7 +48,7 @@ import time
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -58,7 +58,7 @@ from PIL import Image, ImageDraw
 
 from evaluation.retrieval import load_page_questions, page_hit, query_variants
 from ingest.isolate import ChildCall
-from ingest.ocr import OCR_DPI, OcrOptions, resolve
+from ingest.ocr import OCR_DPI, EngineName, OcrOptions, resolve
 from ingest.parsing import ParsedDocument, clean_text, parse_bytes, usable_text
 from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
@@ -359,7 +359,8 @@ def _parse_with_peak(
 
 
 def read_scan(data: bytes, engine: str, pages: int) -> tuple[ParsedDocument, float, float]:
-    ocr = OcrOptions(engine, page_timeout_s=600)  # nice'd on a shared machine: slow, not stuck
+    # nice'd on a shared machine: slow, not stuck
+    ocr = OcrOptions(cast(EngineName, engine), page_timeout_s=600)
     started = time.monotonic()
     kind, payload = ChildCall(_parse_with_peak, (data, ocr), 600, 600 + 600).outcome()
     elapsed = time.monotonic() - started
@@ -552,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--scan-pages", type=int, default=500, help="pages of --part memory's scan")
     args = ap.parse_args(argv)
-    engines = [e for e in args.engines.split(",") if resolve(e) == e]  # type: ignore[arg-type]
+    engines = [e for e in args.engines.split(",") if resolve(e) == e]
     if not engines:
         print("error: none of the engines is installed", file=sys.stderr)
         return 2

@@ -43,6 +43,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -321,7 +322,7 @@ def measure(
         for name, fn in columns.items():
             if not name.endswith("again"):
                 bench.chunk_words.clear()
-            results[name].append(timed(lambda fn=fn, q=q: fn(q)))
+            results[name].append(timed(partial(fn, q)))
     return first, results
 
 

@@ -42,7 +42,9 @@ def main() -> None:
     qids = qids[: args.queries]
     q_vecs = np.stack([embedder.embed_query(queries[q]) for q in qids])
     sims = q_vecs @ doc_vecs.T
-    pos, neg, top1 = [], [], []
+    pos: list[float] = []
+    neg: list[float] = []
+    top1: list[float] = []
     for row, qid in zip(sims, qids, strict=True):
         relevant = {index[d] for d in qrels[qid] if d in index}
         pos.extend(float(row[i]) for i in relevant)
