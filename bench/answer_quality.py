@@ -224,7 +224,7 @@ def measure(
             answer = rec.answer or ""
             problems = []
             cited = [
-                pages.get(str(c.get("filename")), {}).get(p, "")
+                pages.get(c.get("filename") or "", {}).get(p, "")
                 for c in rec.citations
                 for p in range(int(c.get("page") or 0), int(c.get("page_end") or 0) + 1)
             ]

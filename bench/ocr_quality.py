@@ -48,7 +48,7 @@ import time
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -299,7 +299,7 @@ def _children() -> list[int]:
     return pids
 
 
-def memory(pdfs: list[Path], n_pages: int, engine: str, every: int = 50) -> dict[str, Any]:
+def memory(pdfs: list[Path], n_pages: int, engine: EngineName, every: int = 50) -> dict[str, Any]:
     """Ingest a ``long_scan`` of ``n_pages`` with OCR through the real pipeline (one parse
     child for the file, as in the app); at every ``every`` pages OCRed, the child's resident
     and peak memory (VmRSS, VmHWM from /proc: the parse child itself, not the short-lived
@@ -309,7 +309,7 @@ def memory(pdfs: list[Path], n_pages: int, engine: str, every: int = 50) -> dict
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="masis-ocr-memory-") as tmp:
         settings = Settings.local(Path(tmp), provider="offline")
-        settings.ocr_engine = engine  # type: ignore[assignment]
+        settings.ocr_engine = engine
         settings.ocr_page_timeout_s = 600
         settings.max_upload_mb = max(settings.max_upload_mb, len(data) // 2**20 + 1)
         bench = Workbench(settings)
@@ -358,9 +358,9 @@ def _parse_with_peak(
     return parsed, own, sub
 
 
-def read_scan(data: bytes, engine: str, pages: int) -> tuple[ParsedDocument, float, float]:
+def read_scan(data: bytes, engine: EngineName, pages: int) -> tuple[ParsedDocument, float, float]:
     # nice'd on a shared machine: slow, not stuck
-    ocr = OcrOptions(cast(EngineName, engine), page_timeout_s=600)
+    ocr = OcrOptions(engine, page_timeout_s=600)
     started = time.monotonic()
     kind, payload = ChildCall(_parse_with_peak, (data, ocr), 600, 600 + 600).outcome()
     elapsed = time.monotonic() - started
@@ -381,7 +381,9 @@ def show_worst(engine: str, rows: list[tuple[float, str, int, str, str]], n: int
             print("   " + line, file=sys.stderr)
 
 
-def quality(pdfs: list[Path], n_pages: int, engines: list[str], worst: int = 0) -> dict[str, Any]:
+def quality(
+    pdfs: list[Path], n_pages: int, engines: list[EngineName], worst: int = 0
+) -> dict[str, Any]:
     picked = sample_pages(pdfs, n_pages)
     turns = [90 if i % 5 == 4 else 180 if i % 7 == 6 else 0 for i in range(len(picked))]
     data = image_pdf([(p, i, t) for (p, i), t in zip(picked, turns, strict=True)])
@@ -465,7 +467,7 @@ def text_slice(path: Path, indexes: list[int]) -> bytes:
         src.close()
 
 
-def page_hits(pdfs: Path, questions_file: Path, limit: int, engines: list[str]) -> dict:
+def page_hits(pdfs: Path, questions_file: Path, limit: int, engines: list[EngineName]) -> dict:
     questions = load_page_questions(questions_file)[:limit]
     kept, renumbered = slices(pdfs, questions)
     variants: dict[str, dict[str, bytes]] = {"text layer": {}}
@@ -553,7 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--scan-pages", type=int, default=500, help="pages of --part memory's scan")
     args = ap.parse_args(argv)
-    engines = [e for e in args.engines.split(",") if resolve(e) == e]
+    # resolve() is the identity on an installed engine's name only: the rest are dropped.
+    engines: list[EngineName] = [e for e in args.engines.split(",") if resolve(e) == e]
     if not engines:
         print("error: none of the engines is installed", file=sys.stderr)
         return 2
