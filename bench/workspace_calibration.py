@@ -33,6 +33,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,16 @@ def summary(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     }
 
 
-def run_rows(bench: Workbench, ws_id: str, paths: list[Path]) -> list[dict[str, Any]]:
+def run_rows(
+    bench: Workbench,
+    ws_id: str,
+    paths: list[Path],
+    after: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Each question asked through the whole graph, as the CLI asks: its final status and
     confidence, whether it was answered without review, is right (``manual_abstain.right``)
-    and whether its lead answers."""
+    and whether its lead answers. ``after`` sees each row as it is made (``judge_ceiling``
+    adds what the critic was given)."""
     researcher, rows = RunService(bench), []
     for path in paths:
         for q in json.loads(path.read_text()):
@@ -131,6 +138,8 @@ def run_rows(bench: Workbench, ws_id: str, paths: list[Path]) -> list[dict[str, 
                     "cited": [f"{c.get('filename')} p{c.get('page')}" for c in cites],
                 }
             )
+            if after:
+                after(rows[-1])
     return rows
 
 

@@ -166,7 +166,9 @@ def heading_elsewhere(question: str, answer: str) -> bool:
 Outcome = Point | Literal["no draft", "elsewhere"]
 
 
-def _point(graph: Any, context: RunContext, ws: Any, q: dict, withheld: bool) -> Outcome:
+def outline_point(
+    graph: Any, context: RunContext, ws: Any, q: dict[str, Any], withheld: bool
+) -> Outcome:
     """The draft's judge score and whether it was right (a draft with the section withheld
     never is, unless another place has the heading's words: then it is no point at all)."""
     pages = [section_of(q)] if withheld else None
@@ -201,7 +203,7 @@ def outline_points(
         if progress:
             progress(n, len(tasks), "asking the outline questions")
         try:
-            point = _point(graph, context, ws, q, withheld)
+            point = outline_point(graph, context, ws, q, withheld)
         except Exception as exc:  # one question's failure (or its workspace going away)
             if bench.registry.get_workspace(ws_id) is None:
                 raise Stopped("the workspace was deleted") from exc
