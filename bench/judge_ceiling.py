@@ -20,7 +20,7 @@ held-out question asked through the whole graph with the workspace map off
   is chosen by 5-fold log-loss on those drafts;
 - its features refitted to the held-out questions themselves, labelled by whether the lead
   answers or by whether the gold page is cited: what an analyst's verdicts on every question
-  could teach. Each draft is scored by a fit without it (leave one out), and, as a ceiling
+  could teach. Each draft is scored by fits without it (``held_out_scores``), and, as a ceiling
   no honest fit reaches, in sample;
 - the label itself: a judge that knows whether the lead answers (or the gold page is cited).
 
@@ -44,8 +44,9 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import LeaveOneOut, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold
 
 from bench.fit_confidence import recording_judge
 from bench.manual_abstain import workspace
@@ -73,7 +74,11 @@ def record(bench: Workbench, ws_id: str, held: list[Path]) -> dict[str, list[dic
         questions, _ = calibration_questions(bench, ws_id)
         for q, withheld in tasks_of(questions):
             seen.clear()
-            point = outline_point(graph, context, ws, q, withheld)
+            try:
+                point = outline_point(graph, context, ws, q, withheld)
+            except Exception as exc:  # one question's failure, as the job itself skips it
+                print(f"outline question {q['question'][:60]!r} failed: {exc}", file=sys.stderr)
+                continue
             if isinstance(point, Point) and seen:
                 outline.append({"draft": seen[-1], "right": point.right, "withheld": withheld})
         seen.clear()
@@ -84,7 +89,11 @@ def record(bench: Workbench, ws_id: str, held: list[Path]) -> dict[str, list[dic
 
         bench.settings = bench.settings.model_copy(update={"calibrate_workspaces": False})
         rows = run_rows(bench, ws_id, held, after=judged)
-    return {"outline": outline, "held": [r for r in rows if r["draft"]]}
+    return {
+        "outline": outline,
+        "held": [r for r in rows if r["draft"]],
+        "no_draft": [r["question"] for r in rows if not r["draft"]],
+    }
 
 
 def design(drafts: list[Draft]) -> np.ndarray:
@@ -98,11 +107,8 @@ def design(drafts: list[Draft]) -> np.ndarray:
     return (np.array(rows) - mean) / scale
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
-
-
 def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    """Summed, clipped: a fold's single confident miss must not be infinite."""
     p = np.clip(p, 1e-9, 1 - 1e-9)
     return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
 
@@ -114,7 +120,7 @@ def refit(x: np.ndarray, y: np.ndarray, strength: float) -> tuple[np.ndarray, fl
     w0, b0 = np.array(model["coef"]), float(model["intercept"])
 
     def loss(v: np.ndarray) -> float:
-        return _log_loss(_sigmoid(x @ v[:-1] + v[-1]), y) + strength / 2 * (
+        return _log_loss(expit(x @ v[:-1] + v[-1]), y) + strength / 2 * (
             float(((v[:-1] - w0) ** 2).sum()) + 0.1 * (v[-1] - b0) ** 2
         )
 
@@ -130,20 +136,24 @@ def chosen_strength(x: np.ndarray, y: np.ndarray) -> float:
         total = 0.0
         for train, test in folds:
             w, b = refit(x[train], y[train], strength)
-            total += _log_loss(_sigmoid(x[test] @ w + b), y[test])
+            total += _log_loss(expit(x[test] @ w + b), y[test])
         return total
 
     return min(PRIORS, key=held_loss)
 
 
 def _auc(score: np.ndarray, positive: np.ndarray) -> float:
+    """The chance that a positive scores above a negative, ties half: how well a score ranks,
+    which no monotone map changes."""
     pos, neg = score[positive], score[~positive]
     wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
     return round(float(wins) / (len(pos) * len(neg)), 3)
 
 
 def measures(score: np.ndarray, held: list[dict[str, Any]]) -> dict[str, Any]:
-    """The row of one scoring: see the module's docstring."""
+    """One scoring's row. The bar at 90% abstained is the score that at least 90% of the
+    unanswerable questions do not pass; answerable ones at the bar are held back too, so the
+    count errs low. The 0.65 figures read the raw score, as if no workspace map applied."""
     answerable = np.array([r["answerable"] for r in held])
     lead = np.array([bool(r["lead_right"]) for r in held])
     page = np.array([bool(r["right"]) for r in held])
@@ -164,19 +174,34 @@ def measures(score: np.ndarray, held: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def held_out_scores(x: np.ndarray, y: np.ndarray, repeats: int = 20) -> np.ndarray:
+    """Each draft scored by fits without it: stratified 5-fold, repeated over ``repeats``
+    shuffles and averaged. Pooled leave-one-out scores rank worse than the fits do (each
+    fold's class balance tilts its intercept); one 5-fold split is noisy (on the unseen PDFs
+    the answerable questions let through at 90% abstained ranged 17-38 over 20 splits)."""
+    total = np.zeros(len(y))
+    for seed in range(repeats):
+        for train, test in StratifiedKFold(5, shuffle=True, random_state=seed).split(x, y):
+            fitted = LogisticRegression(max_iter=5000).fit(x[train], y[train])
+            total[test] += fitted.predict_proba(x[test])[:, 1]
+    return total / repeats
+
+
 def scorings(data: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """Every scoring of the held-out drafts, by name."""
     held = data["held"]
-    x_held = design([r["draft"] for r in held])
+    drafts = [r["draft"] for r in held]
+    x_held = design(drafts)
     x_out = design([o["draft"] for o in data["outline"]])
     y_out = np.array([float(o["right"]) for o in data["outline"]])
-    model = judgement.load_params()["documents"]
-    shipped = _sigmoid(x_held @ np.array(model["coef"]) + model["intercept"])
+    shipped = np.array(
+        [judgement.judge(d["question"], d["answer"], d["evidence"]).confidence for d in drafts]
+    )
     strength = chosen_strength(x_out, y_out)
     w, b = refit(x_out, y_out, strength)
     out = {
         "shipped judge": shipped,
-        f"refitted to the outline drafts (prior {strength:g})": _sigmoid(x_held @ w + b),
+        f"refitted to the outline drafts (prior {strength:g})": expit(x_held @ w + b),
     }
     labels: dict[str, Callable[[dict[str, Any]], bool]] = {
         "the lead answers": lambda r: bool(r["lead_right"]),
@@ -185,9 +210,7 @@ def scorings(data: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]
     for name, label in labels.items():
         y = np.array([label(r) for r in held])
         fitted = LogisticRegression(max_iter=5000)
-        out[f"refitted to the questions, left out ({name})"] = cross_val_predict(
-            fitted, x_held, y, cv=LeaveOneOut(), method="predict_proba"
-        )[:, 1]
+        out[f"refitted to the questions, held out ({name})"] = held_out_scores(x_held, y)
         out[f"refitted to the questions, in sample ({name})"] = fitted.fit(x_held, y).predict_proba(
             x_held
         )[:, 1]
@@ -205,27 +228,33 @@ def main() -> None:
     parser.add_argument("--drafts", type=Path, help="score drafts recorded earlier (--out)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if not args.drafts and not (args.data_dir and args.pdfs and args.held_out):
-        parser.error("recording needs --data-dir, --pdfs and --held-out (or --drafts)")
     if args.drafts:
         data = pickle.loads(args.drafts.read_bytes())
     else:
+        if not (args.data_dir and args.held_out):
+            parser.error("recording needs --data-dir and --held-out (or --drafts)")
         bench = Workbench(
             Settings.local(args.data_dir, provider="offline", embed_model="wordllama")
         )
         ws = bench.registry.get_workspace(args.workspace)
-        ws_id = (
-            ws.id if ws and bench.documents(ws.id) else workspace(bench, args.pdfs, args.workspace)
-        )
+        if ws and bench.documents(ws.id):
+            ws_id = ws.id
+        elif args.pdfs:
+            ws_id = workspace(bench, args.pdfs, args.workspace)
+        else:
+            parser.error(f"workspace {args.workspace!r} has no documents: give --pdfs")
         data = record(bench, ws_id, args.held_out)
         if args.out:
             args.out.write_bytes(pickle.dumps(data))
+    if {r["answerable"] for r in data["held"]} != {True, False}:
+        parser.error("the held-out questions need answerable and unanswerable ones")
     table = scorings(data)
     if args.json:
         print(json.dumps(table, indent=2))
         return
     print(
-        f"{len(data['outline'])} outline drafts, {len(data['held'])} held-out drafts",
+        f"{len(data['outline'])} outline drafts, {len(data['held'])} held-out drafts "
+        f"({len(data.get('no_draft', []))} questions got no draft and are left out)",
         file=sys.stderr,
     )
     keys = list(next(iter(table.values())))
