@@ -252,9 +252,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(table, indent=2))
         return
+    missing = len(data.get("no_draft", []))
     print(
-        f"{len(data['outline'])} outline drafts, {len(data['held'])} held-out drafts "
-        f"({len(data.get('no_draft', []))} questions got no draft and are left out)",
+        f"{len(data['outline'])} outline drafts, {len(data['held'])} held-out drafts; "
+        f"left out, with no draft: {missing} question{'' if missing == 1 else 's'}",
         file=sys.stderr,
     )
     keys = list(next(iter(table.values())))
