@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
 from bench.fit_confidence import recording_judge
@@ -57,7 +57,7 @@ from masis_core.answers.engine import OfflineEngine
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
-from masis_core.workspaces.calibration import Point, reliability
+from masis_core.workspaces.calibration import Point, map_logistic, reliability
 from masis_core.workspaces.workbench import Workbench
 
 Draft = dict[str, Any]  # what the critic was given: question, answer, evidence
@@ -96,35 +96,29 @@ def record(bench: Workbench, ws_id: str, held: list[Path]) -> dict[str, list[dic
     }
 
 
-def design(drafts: list[Draft]) -> np.ndarray:
+def design(feats: list[dict[str, float]]) -> np.ndarray:
     """The document model's features of each draft, standardised as the model reads them."""
     model = judgement.load_params()["documents"]
     mean, scale = np.array(model["mean"]), np.array(model["scale"])
-    rows = []
-    for d in drafts:
-        feats = judgement.features(d["question"], d["answer"], d["evidence"])
-        rows.append([float(feats.get(n, m)) for n, m in zip(model["features"], mean, strict=True)])
+    rows = [
+        [float(f.get(n, m)) for n, m in zip(model["features"], mean, strict=True)] for f in feats
+    ]
     return (np.array(rows) - mean) / scale
 
 
-def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
-    """Summed, clipped: a fold's single confident miss must not be infinite."""
-    p = np.clip(p, 1e-9, 1 - 1e-9)
-    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).sum())
+def features(drafts: list[Draft]) -> list[dict[str, float]]:
+    """The judge's features of each draft, computed once (the reader reads every sentence)."""
+    return [judgement.features(d["question"], d["answer"], d["evidence"]) for d in drafts]
 
 
 def refit(x: np.ndarray, y: np.ndarray, strength: float) -> tuple[np.ndarray, float]:
     """The shipped weights moved towards ``(x, y)``: a Gaussian prior of precision
-    ``strength`` on each weight (a tenth of it on the intercept) centred on the shipped one."""
+    ``strength`` on each weight (a tenth of it on the intercept) centred on the shipped one,
+    fitted as the workspace map's Platt curve is (``map_logistic``)."""
     model = judgement.load_params()["documents"]
-    w0, b0 = np.array(model["coef"]), float(model["intercept"])
-
-    def loss(v: np.ndarray) -> float:
-        return _log_loss(expit(x @ v[:-1] + v[-1]), y) + strength / 2 * (
-            float(((v[:-1] - w0) ** 2).sum()) + 0.1 * (v[-1] - b0) ** 2
-        )
-
-    v = minimize(loss, np.r_[w0, b0], method="L-BFGS-B").x
+    prior = np.r_[model["coef"], model["intercept"]]
+    precision = np.r_[np.full(len(model["coef"]), strength), 0.1 * strength]
+    v = map_logistic(np.column_stack([x, np.ones(len(x))]), y, prior, precision)
     return v[:-1], float(v[-1])
 
 
@@ -136,18 +130,15 @@ def chosen_strength(x: np.ndarray, y: np.ndarray) -> float:
         total = 0.0
         for train, test in folds:
             w, b = refit(x[train], y[train], strength)
-            total += _log_loss(expit(x[test] @ w + b), y[test])
+            total += log_loss(y[test], expit(x[test] @ w + b), normalize=False, labels=[0, 1])
         return total
 
     return min(PRIORS, key=held_loss)
 
 
 def _auc(score: np.ndarray, positive: np.ndarray) -> float:
-    """The chance that a positive scores above a negative, ties half: how well a score ranks,
-    which no monotone map changes."""
-    pos, neg = score[positive], score[~positive]
-    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return round(float(wins) / (len(pos) * len(neg)), 3)
+    """How well a score ranks (ties count half), which no monotone map changes."""
+    return round(float(roc_auc_score(positive, score)), 3)
 
 
 def measures(score: np.ndarray, held: list[dict[str, Any]]) -> dict[str, Any]:
@@ -190,12 +181,17 @@ def held_out_scores(x: np.ndarray, y: np.ndarray, repeats: int = 20) -> np.ndarr
 def scorings(data: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """Every scoring of the held-out drafts, by name."""
     held = data["held"]
-    drafts = [r["draft"] for r in held]
-    x_held = design(drafts)
-    x_out = design([o["draft"] for o in data["outline"]])
+    feats = features([r["draft"] for r in held])
+    x_held = design(feats)
+    x_out = design(features([o["draft"] for o in data["outline"]]))
     y_out = np.array([float(o["right"]) for o in data["outline"]])
+    # As ``judgement.judge`` scores a draft: an empty answer 0, short passages the
+    # development model's way.
     shipped = np.array(
-        [judgement.judge(d["question"], d["answer"], d["evidence"]).confidence for d in drafts]
+        [
+            judgement.probabilities(f)["answer"] if r["draft"]["answer"] else 0.0
+            for f, r in zip(feats, held, strict=True)
+        ]
     )
     strength = chosen_strength(x_out, y_out)
     w, b = refit(x_out, y_out, strength)

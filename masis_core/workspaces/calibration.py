@@ -183,22 +183,27 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def _map_logistic(design: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.ndarray:
+def map_logistic(
+    design: np.ndarray,
+    y: np.ndarray,
+    prior: np.ndarray,
+    precision: float | np.ndarray = PLATT_PRIOR,
+) -> np.ndarray:
     """Weights of a logistic regression, maximum a posteriori under a Gaussian prior around
-    ``prior`` (precision ``PLATT_PRIOR``): damped Newton steps on a strictly convex loss."""
+    ``prior`` (``precision``: one for all weights, or one each): damped Newton steps on a
+    strictly convex loss. ``bench.judge_ceiling`` refits the judge's weights with it."""
+    tau = np.broadcast_to(np.asarray(precision, dtype=float), prior.shape)
 
     def loss(w: np.ndarray) -> float:
         z = design @ w
-        return float(
-            np.sum(np.logaddexp(0.0, z) - y * z) + PLATT_PRIOR / 2 * np.sum((w - prior) ** 2)
-        )
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + np.sum(tau / 2 * (w - prior) ** 2))
 
     w = prior.copy()
     for _ in range(100):
         prob = _sigmoid(design @ w)
-        grad = design.T @ (prob - y) + PLATT_PRIOR * (w - prior)
+        grad = design.T @ (prob - y) + tau * (w - prior)
         hess = design.T @ (design * (prob * (1 - prob))[:, None])
-        step = np.linalg.solve(hess + PLATT_PRIOR * np.eye(len(w)), grad)
+        step = np.linalg.solve(hess + np.diag(tau), grad)
         size, now = 1.0, loss(w)
         while loss(w - size * step) > now and size > 1e-6:
             size /= 2
@@ -209,17 +214,17 @@ def _map_logistic(design: np.ndarray, y: np.ndarray, prior: np.ndarray) -> np.nd
 
 
 def platt(points: Sequence[Point]) -> tuple[float, float]:
-    """Slope and offset of the logistic curve on the judge's log-odds (``_map_logistic``). The
+    """Slope and offset of the logistic curve on the judge's log-odds (``map_logistic``). The
     slope is kept at 0 or above, so the map stays monotone: when the judge ranks this
     workspace's answers backwards the curve is flat, at the offset refitted alone (the loss is
     convex, so that is the best curve with a slope of 0 or more). The offset of the backwards
     fit is not that: on scores 0.8-0.97 right 30% of the time it put the flat map at 0.71."""
     x = _logit(np.array([p.score for p in points]))
     y = np.array([float(p.right) for p in points])
-    slope, offset = _map_logistic(np.column_stack([x, np.ones_like(x)]), y, np.array([1.0, 0.0]))
+    slope, offset = map_logistic(np.column_stack([x, np.ones_like(x)]), y, np.array([1.0, 0.0]))
     if slope >= 0:
         return float(slope), float(offset)
-    (flat,) = _map_logistic(np.ones((len(y), 1)), y, np.array([0.0]))
+    (flat,) = map_logistic(np.ones((len(y), 1)), y, np.array([0.0]))
     return 0.0, float(flat)
 
 
