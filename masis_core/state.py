@@ -18,7 +18,7 @@ RunStatus = Literal["running", "completed", "needs_human", "failed", "cancelled"
 KeptBy = Literal["dense", "keyword", "both"]  # why retrieval kept a passage
 EngineName = Literal["ollama", "offline"]
 # What the supervisor (or a review) decided; the graph's routing functions read it.
-Decision = Literal["plan", "retry", "human_review", "finalize", "end"]
+Decision = Literal["plan", "retry", "human_review", "judge", "finalize", "end"]
 
 
 def merge_metrics(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -152,6 +152,9 @@ class ResearchState(ResearchInput, total=False):
     # calibration asks a heading with its own section withheld (evaluation/calibration.py).
     withheld_pages: list[tuple[str, int, int]]
     conflict_resolved: bool
+    # The analyst picked which of a paused draft's passages answers: the draft is judged
+    # once more and the run ends, whatever the confidence (human_review, supervisor).
+    lead_chosen: bool
     plan: Plan
     evidence: list[Evidence]
     web_evidence: list[Evidence]

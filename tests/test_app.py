@@ -15,7 +15,13 @@ from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
-from tests.texts import REVENUE_A, REVENUE_B
+from tests.texts import (
+    BOILER_LOG_ENTRIES,
+    BOILER_LOG_PLACE,
+    BOILER_LOG_QUESTION,
+    REVENUE_A,
+    REVENUE_B,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 OFF_TOPIC = "What is the capital city of Mongolia and its population?"
@@ -196,6 +202,32 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
     assert rec.status == "completed"
     assert {c["filename"] for c in rec.citations} == {"annual-report.txt"}
     assert any("42 million" in m.value for m in at.markdown)
+
+
+def test_a_weak_lead_can_be_swapped_for_the_passage_that_answers(app, bench) -> None:
+    ws = bench.create_workspace("plant", "wordllama")
+    ingestor = Ingestor(bench)
+    ingestor.ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
+    ingestor.ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
+    at = ask(app.run(), BOILER_LOG_QUESTION)
+    assert any(m.value == "### 🙋 Low confidence" for m in at.markdown)
+    assert not [r for r in at.radio if (r.key or "").startswith("review-lead")]
+    by_key_prefix(at.radio, "review-action").set_value("accept").run()
+    lead = by_key_prefix(at.radio, "review-lead")
+    assert lead.options == [
+        "The lead, as drafted",
+        f"Also relevant 1: {BOILER_LOG_ENTRIES}",
+    ]
+    lead.set_value(1).run()
+    by_key_prefix(at.button, "review-submit").click().run()
+    settle(at)
+    rec = RunService(bench).store.get(at.query_params["run"])
+    assert rec.status == "completed" and rec.metrics["accepted_by_analyst"] is True
+    assert rec.answer.startswith("Each entry of the boiler log records the pressure")
+    shown = [m.value for m in at.markdown]
+    first = next(n for n, b in enumerate(shown) if "Each entry of the boiler log" in b)
+    assert shown[first + 1] == "**Also relevant**"
+    assert "The boiler log is kept in the plant office" in shown[first + 2]
 
 
 # -- inspector and runs -----------------------------------------------------------------------

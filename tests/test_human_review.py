@@ -1,7 +1,9 @@
 """The analyst's review responses: a rephrase is a question like the first, a rejected source
-stays out of every later pass."""
+stays out of every later pass, a passage the analyst picks leads the answer."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from langgraph.runtime import Runtime
@@ -14,6 +16,9 @@ from masis_core.graph.context import RunContext
 from masis_core.graph.nodes import human_review, web_searcher
 from masis_core.services.runs import RunService
 from masis_core.services.web import to_evidence, web_id
+from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
+from tests.ollama_helpers import ask as ask_ollama
+from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
 
 NO_EVIDENCE = {"kind": "no_evidence", "options": ["rephrase", "cancel"]}
 
@@ -57,3 +62,88 @@ def test_web_searcher_drops_excluded_sources_from_fresh_results(bench) -> None:
     out = web_searcher.node(state, config)
     assert [e["url"] for e in out["web_evidence"]] == [kept]
     assert out["trace"][0]["excluded"] == 1 and out["trace"][0]["results"] == 1
+
+
+LOW_CONFIDENCE = {
+    "kind": "low_confidence",
+    "options": ["rephrase", "accept", "cancel"],
+    "details": {"passages": ["Another passage.", "A third passage."]},
+}
+
+
+@pytest.mark.parametrize("lead", [0, 3, -1, True, "1", 1.0])
+def test_a_chosen_lead_must_be_one_of_the_offered_passages(lead) -> None:
+    with pytest.raises(ReviewError, match="1 to 2"):
+        human_review.validate(LOW_CONFIDENCE, {"action": "accept", "lead": lead})
+    assert human_review.validate(LOW_CONFIDENCE, {"action": "accept", "lead": 2})["lead"] == 2
+    alone = {**LOW_CONFIDENCE, "details": {}}
+    with pytest.raises(ReviewError, match="no other passage"):
+        human_review.validate(alone, {"action": "accept", "lead": 1})
+
+
+def test_lead_with_moves_one_passage_to_the_front_and_keeps_the_rest_in_order() -> None:
+    draft = "Lead. [1]\n\nSecond. [2]\n\nThird. [3] More. [3]"
+    assert human_review.lead_with(draft, 2) == "Third. [3] More. [3]\n\nLead. [1]\n\nSecond. [2]"
+    assert human_review.lead_with(draft, 1) == "Second. [2]\n\nLead. [1]\n\nThird. [3] More. [3]"
+
+
+def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(bench) -> None:
+    """Paused on a weak lead, the review offers the draft's other passage; choosing it puts
+    it first, renumbers the citations, judges the new lead and completes the same run."""
+    ws = bench.create_workspace("plant", "wordllama")
+    ingestor = Ingestor(bench)
+    ingestor.ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
+    ingestor.ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
+    research = RunService(bench)
+    rec = research.ask(ws.id, BOILER_LOG_QUESTION)
+    assert rec.status == "needs_human" and rec.hitl["kind"] == "low_confidence"
+    assert rec.answer.startswith("The boiler log is kept in the plant office")
+    assert rec.hitl["details"]["passages"] == [BOILER_LOG_ENTRIES]
+    critics = sum(e["node"] == "critic" for e in rec.trace)
+
+    done = research.resume(rec.run_id, {"action": "accept", "lead": 1})
+    assert done.status == "completed" and done.run_id == rec.run_id
+    lead, also = done.answer.split("\n\n")
+    assert lead == f"{BOILER_LOG_ENTRIES} [1]"
+    assert also.startswith("The boiler log is kept in the plant office") and also.endswith("[2]")
+    assert [c["filename"] for c in done.citations] == ["log.txt", "office.txt"]
+    assert done.metrics["accepted_by_analyst"] is True
+    after = done.trace[[e["node"] for e in done.trace].index("human_review") :]
+    assert [e["node"] for e in after] == ["human_review", "critic", "evaluator", "supervisor"]
+    assert after[0]["lead"] == 1 and after[-1]["lead_chosen"] is True
+    assert sum(e["node"] == "critic" for e in done.trace) == critics + 1
+    assert done.confidence == after[1]["confidence"]
+    with pytest.raises(InputError, match="is completed"):  # the run is over
+        research.resume(rec.run_id, {"action": "accept", "lead": 1})
+
+
+def test_an_ollama_draft_can_lead_with_its_second_paragraph(bench, fake_ollama) -> None:
+    """A model's draft is split into paragraphs by where its citations change; the analyst
+    may lead with one of them, and the model is asked to review the new draft."""
+    research, fake = ollama_plant(bench, fake_ollama)
+    fake.state.default_reply = scripted(
+        {
+            "StrategicPlan": [json.dumps(PLAN)],
+            "Draft": [
+                draft(
+                    ("The technician checks the seals and the relief valve.", [1]),
+                    ("Inspections happen every 500 operating hours.", []),
+                )
+            ],
+            "Review": [json.dumps({**REVIEW_OK, "confidence": 0.3})],
+        }
+    )
+    rec = ask_ollama(research)
+    assert rec.status == "needs_human" and rec.hitl["kind"] == "low_confidence", rec.error
+    assert rec.hitl["details"]["passages"] == ["Inspections happen every 500 operating hours."]
+    reviews = len(review_calls(fake))
+    done = research.resume(rec.run_id, {"action": "accept", "lead": 1})
+    assert done.status == "completed" and done.engine == "ollama", done.error
+    assert done.answer.startswith("Inspections happen every 500 operating hours.")
+    assert len(review_calls(fake)) == reviews + 1
+
+
+def review_calls(fake) -> list[dict]:
+    return [
+        b for b in fake.requests_to("/api/chat") if b.get("format", {}).get("title") == "Review"
+    ]

@@ -81,3 +81,19 @@ def test_max_retries_missing_or_none_means_two() -> None:
         assert supervisor.node(s)["decision"] == "human_review"
     zero = state(critique=low, max_retries=0)
     assert supervisor.node(zero)["decision"] == "human_review"
+
+
+def test_a_lead_the_analyst_chose_ends_the_run_whatever_its_confidence() -> None:
+    weak = {"confidence": 0.2, "recommend_retry": True}
+    assert supervisor.node(state(critique=weak))["decision"] == "retry"
+    out = supervisor.node(state(critique=weak, lead_chosen=True))
+    assert (out["decision"], out["status"], out["confidence"]) == ("finalize", "completed", 0.2)
+    assert out["metrics"] == {"accepted_by_analyst": True}
+
+
+def test_the_low_confidence_review_offers_the_drafts_other_passages() -> None:
+    draft = "Lead. [1]\n\nSecond passage. [2]\n\nThird [3] passage. [3]"
+    out = supervisor.node(state(critique={"confidence": 0.3}, retry_count=2, draft_answer=draft))
+    assert out["hitl"]["details"]["passages"] == ["Second passage.", "Third passage."]
+    alone = supervisor.node(state(critique={"confidence": 0.3}, retry_count=2))
+    assert alone["hitl"]["details"]["passages"] == []

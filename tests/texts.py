@@ -26,3 +26,15 @@ REVENUE_B = (
     "37 million dollars for fiscal year 2023, driven by strong growth in its export segment "
     "and new distribution contracts signed during the year with regional partners."
 )
+
+# Two notes where the offline engine's lead answers half of a two-part question and pauses;
+# the other half is its "Also relevant" passage (the review that lets the analyst lead with it).
+BOILER_LOG_PLACE = (
+    "The boiler log is kept in the plant office next to the pump room. "
+    "Visitors sign the visitor book at the gate."
+)
+BOILER_LOG_ENTRIES = (
+    "Each entry of the boiler log records the pressure, the water level and the name of the "
+    "operator on shift."
+)
+BOILER_LOG_QUESTION = "What goes into the boiler log and where is it stored?"

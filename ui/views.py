@@ -301,6 +301,20 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
             response["text"] = st.text_input(
                 "New question", value=plain(rec.question), key=f"review-text-{rec.run_id}"
             )
+        passages = (details.get("passages") or []) if kind == "low_confidence" else []
+        if action == "accept" and passages:
+            lead = st.radio(
+                "Which passage answers the question?",
+                range(len(passages) + 1),
+                format_func=lambda n: (
+                    "The lead, as drafted"
+                    if n == 0
+                    else f"Also relevant {n}: {untrusted(shorten(passages[n - 1], 200))}"
+                ),
+                key=f"review-lead-{rec.run_id}",
+            )
+            if lead:
+                response["lead"] = lead
         if action == "choose_source" and sources:
             response["source"] = st.radio(
                 "Source to trust",

@@ -34,7 +34,7 @@ def after_synthesizer(state: ResearchState) -> str:
 
 
 def after_review(state: ResearchState) -> str:
-    return "planner" if state.get("decision") == "plan" else END
+    return {"plan": "planner", "judge": "critic"}.get(state.get("decision", ""), END)
 
 
 def build_graph() -> StateGraph[ResearchState, RunContext, ResearchInput, ResearchState]:
@@ -55,7 +55,7 @@ def build_graph() -> StateGraph[ResearchState, RunContext, ResearchInput, Resear
     g.add_conditional_edges("synthesizer", after_synthesizer, ["critic", "human_review"])
     g.add_edge("critic", "evaluator")
     g.add_edge("evaluator", "supervisor")
-    g.add_conditional_edges("human_review", after_review, ["planner", END])
+    g.add_conditional_edges("human_review", after_review, ["planner", "critic", END])
     return g
 
 

@@ -38,7 +38,23 @@ def validate(payload: Mapping[str, Any], response: Any) -> dict[str, Any]:
             raise ReviewError(str(exc)) from exc
     if action == "choose_source" and not response.get("source"):
         raise ReviewError("Choosing a source needs its doc_id in 'source'.")
+    if action == "accept" and response.get("lead") is not None:
+        offered = len((payload.get("details") or {}).get("passages") or [])
+        lead = response["lead"]
+        if isinstance(lead, bool) or not isinstance(lead, int) or not 1 <= lead <= offered:
+            raise ReviewError(
+                f"'lead' is the number of the passage that answers, 1 to {offered}."
+                if offered
+                else "This review offers no other passage to lead with."
+            )
     return response
+
+
+def lead_with(draft: str, lead: int) -> str:
+    """The draft with its passage ``lead`` (1: the first after the lead) moved to the front,
+    the others after it in their order."""
+    parts = draft.split("\n\n")
+    return "\n\n".join([parts[lead], *parts[:lead], *parts[lead + 1 :]])
 
 
 def _fresh_pass(**changes: Any) -> dict[str, Any]:
@@ -53,6 +69,16 @@ def node(state: ResearchState) -> dict[str, Any]:
     entry = {"node": "human_review", "kind": payload.get("kind"), "action": action}
     if action == "cancel":
         return {"hitl": None, "status": "cancelled", "decision": "end", "trace": [entry]}
+    if action == "accept" and response.get("lead") is not None:
+        # The analyst's lead is judged like any other, then the run ends (supervisor).
+        entry["lead"] = response["lead"]
+        return {
+            "hitl": None,
+            "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
+            "lead_chosen": True,
+            "decision": "judge",
+            "trace": [entry],
+        }
     if action == "accept":
         return {
             "hitl": None,

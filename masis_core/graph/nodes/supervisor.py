@@ -8,6 +8,7 @@ from typing import Any
 from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.graph.reviews import review
 from masis_core.state import HitlPayload, ResearchState, RetryReason
+from masis_core.text.sentences import strip_markers
 
 DEFAULT_MAX_RETRIES = 2
 
@@ -49,6 +50,14 @@ def node(state: ResearchState) -> dict[str, Any]:
     max_retries = max_retries_of(state)
     base = {"node": "supervisor", "confidence": round(confidence, 3), "retry_count": retry_count}
 
+    if state.get("lead_chosen"):  # reviewed already: the analyst chose the lead
+        return {
+            "decision": "finalize",
+            "status": "completed",
+            "confidence": confidence,
+            "metrics": {"accepted_by_analyst": True},
+            "trace": [{**base, "decision": "finalize", "lead_chosen": True}],
+        }
     if (quality_issue or has_conflicts) and retry_count < max_retries:
         reason = (
             "conflicting_evidence_attempting_resolution"
@@ -62,7 +71,8 @@ def node(state: ResearchState) -> dict[str, Any]:
         )
         return _pause(hitl, base, "conflict")
     if quality_issue:
-        hitl = _low_confidence(critique, metrics, max_retries, confidence)
+        draft = state.get("draft_answer") or ""
+        hitl = _low_confidence(critique, metrics, max_retries, confidence, draft)
         return _pause(hitl, base, "low_confidence")
     return {
         "decision": "finalize",
@@ -97,9 +107,15 @@ def _retry(
 
 
 def _low_confidence(
-    critique: Mapping[str, Any], metrics: Mapping[str, Any], max_retries: int, confidence: float
+    critique: Mapping[str, Any],
+    metrics: Mapping[str, Any],
+    max_retries: int,
+    confidence: float,
+    draft: str,
 ) -> HitlPayload:
-    """The review shown when the retries are spent and the answer is still weak."""
+    """The review shown when the retries are spent and the answer is still weak. It offers
+    the draft's other passages too: the confidence speaks of the lead alone, and when one of
+    the passages after it is the answer the analyst can say so (``human_review``)."""
     return review(
         "low_confidence",
         quality_message(max_retries, confidence),
@@ -108,8 +124,14 @@ def _low_confidence(
             "logical_gaps": critique.get("logical_gaps", []),
             "unsupported_claims": critique.get("unsupported_claims", []),
             "citation_violations": metrics.get("citation_violations", []),
+            "passages": other_passages(draft),
         },
     )
+
+
+def other_passages(draft: str) -> list[str]:
+    """The draft's passages after its lead, as the analyst reads them (without markers)."""
+    return [strip_markers(p) for p in draft.split("\n\n")[1:] if strip_markers(p)]
 
 
 def _pause(hitl: HitlPayload, base: dict[str, Any], kind: str) -> dict[str, Any]:
