@@ -170,7 +170,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     # A paused run's answer is a draft: no follow-up until the analyst accepts it.
     if page.get_by_text(re.compile(r"Run `?\w+`? · needs human")).count():
         expect(page.get_by_role("textbox", name="Your follow-up")).to_have_count(0)
-        page.get_by_text("Accept the answer as it is").click()
+        page.get_by_text("Accept the answer", exact=True).click()
         page.get_by_role("button", name="Submit and resume").click()
         expect_status(page, "completed")
 

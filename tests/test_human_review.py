@@ -14,6 +14,7 @@ from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
 from masis_core.graph.nodes import human_review, web_searcher
+from masis_core.services.calibration import verdict_points
 from masis_core.services.runs import RunService
 from masis_core.services.web import to_evidence, web_id
 from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
@@ -115,6 +116,11 @@ def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(be
     assert done.confidence == after[1]["confidence"]
     with pytest.raises(InputError, match="is completed"):  # the run is over
         research.resume(rec.run_id, {"action": "accept", "lead": 1})
+    # The choice is the analyst's verdict: the lead passed over was wrong, the chosen right.
+    assert done.feedback is True and research.get(rec.run_id).feedback is True
+    before = [e for e in rec.trace if e["node"] == "critic"][-1]["confidence"]
+    points = verdict_points(research.runs(ws.id))
+    assert [(p.score, p.right) for p in points] == [(before, False), (done.confidence, True)]
 
 
 def test_an_ollama_draft_can_lead_with_its_second_paragraph(bench, fake_ollama) -> None:

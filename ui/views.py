@@ -36,7 +36,7 @@ ACTION_LABELS = {
     "rephrase": "Rephrase the question",
     "retry_lower_threshold": "Retry with a lower similarity threshold",
     "choose_source": "Prefer one of the conflicting sources",
-    "accept": "Accept the answer as it is",
+    "accept": "Accept the answer",
     "cancel": "Cancel this run",
 }
 REVIEW_TITLES = {
@@ -99,7 +99,8 @@ def panel_label(entry: dict[str, Any]) -> str:
             f"{entry.get('flagged', 0)} flagged"
         )
     elif node == "human_review":
-        parts.append(f"{entry.get('kind')} → {entry.get('action')}")
+        chosen = f", leading with passage {entry['lead'] + 1}" if entry.get("lead") else ""
+        parts.append(f"{entry.get('kind')} → {entry.get('action')}{chosen}")
     if "duration_ms" in entry:
         parts.append(f"{entry['duration_ms']} ms")
     return " · ".join([head, *(untrusted(p) for p in parts if p)])

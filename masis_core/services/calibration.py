@@ -3,6 +3,7 @@
 A thumbs up or down on a run is a labelled point of its workspace's calibration
 (``masis_core/workspaces/calibration.py``): the judge's score of its answer (the critic's
 ``judged_confidence`` where a map was applied, else the confidence it reported) and the verdict.
+So is a lead the analyst chose at review: the lead passed over was wrong, the chosen one right.
 Only runs of the engine the map is for count; a verdict changes the fit at once.
 """
 
@@ -23,28 +24,51 @@ if TYPE_CHECKING:  # ``RunService.mark`` calls in here: no import of the run ser
 VERDICT_LIMIT = 10_000
 
 
-def judged_score(rec: RunRecord) -> float | None:
-    """The judge's own score of the run's final draft (its last critic entry); None when the
-    judge that gave it is not today's (``judgement.judge_version``): its scores meant
-    something else, and the workspace map is fitted on today's."""
-    critics = [e for e in rec.trace if e.get("node") == "critic"]
-    if not critics or critics[-1].get("judge") != judge_version():
+def _score(entry: dict[str, Any]) -> float | None:
+    """A critic entry's own judge score; None when the judge that gave it is not today's
+    (``judgement.judge_version``): its scores meant something else, and the workspace map is
+    fitted on today's."""
+    if entry.get("judge") != judge_version():
         return None
-    last = critics[-1]
-    score = last.get("judged_confidence")
+    score = entry.get("judged_confidence")
     if score is None:
-        score = last.get("confidence")
+        score = entry.get("confidence")
     return None if score is None else float(score)
 
 
+def judged_score(rec: RunRecord) -> float | None:
+    """The judge's own score of the run's final draft (its last critic entry)."""
+    critics = [e for e in rec.trace if e.get("node") == "critic"]
+    return _score(critics[-1]) if critics else None
+
+
+def lead_choice(rec: RunRecord) -> float | None:
+    """When the analyst led with another passage of a paused draft (``human_review``): the
+    judge's score of the lead they passed over, a lead that does not answer."""
+    last = None
+    for entry in rec.trace:
+        if entry.get("node") == "critic":
+            last = entry
+        elif entry.get("node") == "human_review" and entry.get("lead") and last is not None:
+            return _score(last)
+    return None
+
+
 def verdict_points(runs: Iterable[RunRecord]) -> list[Point]:
-    """A point per run of the calibrated engine that has an answer, a score and a verdict."""
+    """The labelled points the analyst gave, on runs of the calibrated engine with an answer:
+    a thumbs up or down on the final draft's score, and for a lead chosen at review the
+    passed-over lead's score as wrong (the chosen one comes with a thumbs up, ``RunService``)."""
     points = []
     for rec in runs:
-        score = judged_score(rec)
-        if rec.feedback is None or score is None or rec.engine != ENGINE or not rec.answer:
+        if rec.engine != ENGINE or not rec.answer:
             continue
-        points.append(Point(score, bool(rec.feedback), "verdict", rec.question[:200]))
+        question = rec.question[:200]
+        passed_over = lead_choice(rec)
+        if passed_over is not None:
+            points.append(Point(passed_over, False, "verdict", question))
+        score = judged_score(rec)
+        if rec.feedback is not None and score is not None:
+            points.append(Point(score, bool(rec.feedback), "verdict", question))
     return points
 
 

@@ -156,4 +156,11 @@ class RunService:
 
     def drive(self, rec: RunRecord, graph_input: Any, on_event: Event | None = None) -> RunRecord:
         """Run the graph until it ends or pauses, and record it (``RunDriver.drive``)."""
-        return self.driver.drive(rec, graph_input, on_event)
+        rec = self.driver.drive(rec, graph_input, on_event)
+        chosen = rec.metrics.get("lead_chosen_by_analyst")
+        if rec.status == "completed" and chosen and rec.feedback is None:
+            # Choosing the passage that answers is a verdict: on it, and on the lead passed
+            # over (``calibration.verdict_points``); a thumb can change it later.
+            self.mark(rec.run_id, True)
+            rec.feedback = True
+        return rec

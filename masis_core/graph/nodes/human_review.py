@@ -77,6 +77,7 @@ def node(state: ResearchState) -> dict[str, Any]:
             "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
             "lead_chosen": True,
             "decision": "judge",
+            "metrics": {"lead_chosen_by_analyst": response["lead"]},
             "trace": [entry],
         }
     if action == "accept":
