@@ -14,6 +14,7 @@ from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
 from masis_core.graph.nodes import human_review, web_searcher
+from masis_core.graph.reviews import lead_with, other_passages
 from masis_core.services.calibration import verdict_points
 from masis_core.services.runs import RunService
 from masis_core.services.web import to_evidence, web_id
@@ -83,9 +84,11 @@ def test_a_chosen_lead_must_be_one_of_the_offered_passages(lead) -> None:
 
 
 def test_lead_with_moves_one_passage_to_the_front_and_keeps_the_rest_in_order() -> None:
-    draft = "Lead. [1]\n\nSecond. [2]\n\nThird. [3] More. [3]"
-    assert human_review.lead_with(draft, 2) == "Third. [3] More. [3]\n\nLead. [1]\n\nSecond. [2]"
-    assert human_review.lead_with(draft, 1) == "Second. [2]\n\nLead. [1]\n\nThird. [3] More. [3]"
+    draft = "Lead. [1]\n\nSecond. [2]\n\n[4]\n\nThird. [3] More. [3]"
+    # A paragraph of markers alone is no passage: the numbers offered and applied agree.
+    assert other_passages(draft) == ["Second.", "Third. More."]
+    assert lead_with(draft, 2) == "Third. [3] More. [3]\n\nLead. [1]\n\nSecond. [2]"
+    assert lead_with(draft, 1) == "Second. [2]\n\nLead. [1]\n\nThird. [3] More. [3]"
 
 
 def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(bench) -> None:

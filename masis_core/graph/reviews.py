@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from masis_core.state import HitlKind, HitlPayload
+from masis_core.text.sentences import strip_markers
 
 Action = Literal["rephrase", "retry_lower_threshold", "choose_source", "accept", "cancel"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
@@ -34,3 +35,21 @@ def review(
     """The payload ``interrupt`` shows the analyst: the kind's actions, less ``without``."""
     options: list[str] = [a for a in REVIEW_ACTIONS[kind] if a not in without]
     return {"kind": kind, "message": message, "options": options, "details": details}
+
+
+def _passages(draft: str) -> list[str]:
+    """The draft's paragraphs that say something: its lead, then the passages after it."""
+    return [p for p in draft.split("\n\n") if strip_markers(p)]
+
+
+def other_passages(draft: str) -> list[str]:
+    """The passages after the lead, as a low-confidence review offers them (without markers):
+    ``lead`` = n in the analyst's response names the n-th."""
+    return [strip_markers(p) for p in _passages(draft)[1:]]
+
+
+def lead_with(draft: str, lead: int) -> str:
+    """The draft with its passage ``lead`` (numbered as ``other_passages``) moved to the
+    front, the others after it in their order."""
+    parts = _passages(draft)
+    return "\n\n".join([parts[lead], *parts[:lead], *parts[lead + 1 :]])

@@ -12,7 +12,7 @@ from langgraph.types import interrupt
 
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
-from masis_core.graph.reviews import ACTIONS
+from masis_core.graph.reviews import ACTIONS, lead_with
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.state import ResearchState
 
@@ -48,13 +48,6 @@ def validate(payload: Mapping[str, Any], response: Any) -> dict[str, Any]:
                 else "This review offers no other passage to lead with."
             )
     return response
-
-
-def lead_with(draft: str, lead: int) -> str:
-    """The draft with its passage ``lead`` (1: the first after the lead) moved to the front,
-    the others after it in their order."""
-    parts = draft.split("\n\n")
-    return "\n\n".join([parts[lead], *parts[:lead], *parts[lead + 1 :]])
 
 
 def _fresh_pass(**changes: Any) -> dict[str, Any]:

@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from masis_core.answers.judgement import LOW_CONFIDENCE
-from masis_core.graph.reviews import review
+from masis_core.graph.reviews import other_passages, review
 from masis_core.state import HitlPayload, ResearchState, RetryReason
-from masis_core.text.sentences import strip_markers
 
 DEFAULT_MAX_RETRIES = 2
 
@@ -127,11 +126,6 @@ def _low_confidence(
             "passages": other_passages(draft),
         },
     )
-
-
-def other_passages(draft: str) -> list[str]:
-    """The draft's passages after its lead, as the analyst reads them (without markers)."""
-    return [strip_markers(p) for p in draft.split("\n\n")[1:] if strip_markers(p)]
 
 
 def _pause(hitl: HitlPayload, base: dict[str, Any], kind: str) -> dict[str, Any]:
