@@ -57,10 +57,12 @@ def print_record(rec: RunRecord) -> None:
         print(f"needs your review ({rec.hitl.get('kind')}): {rec.hitl.get('message')}")
         print(f"options: {', '.join(rec.hitl.get('options', []))}")
         passages = (rec.hitl.get("details") or {}).get("passages") or []
+        for n, text in enumerate(passages, start=1):
+            print(f"  also relevant {n}: {text}")
         if passages:
             print(
-                f"to accept it leading with another of its passages (1 to {len(passages)}, "
-                'in order after the lead): --response \'{"action": "accept", "lead": 1}\''
+                "to accept it leading with one of those instead: "
+                '--response \'{"action": "accept", "lead": N}\''
             )
         print(
             f"resume with: python -m masis_core resume {rec.run_id} "

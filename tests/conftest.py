@@ -14,7 +14,7 @@ from masis_core.storage.registry import Workspace
 from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
 from tests.pdfs import make_pdf
-from tests.texts import BOILER, PUMP
+from tests.texts import BOILER, BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, PUMP
 
 pytest_plugins = ["tests.servers"]  # postgres_server, postgres_url, chroma_server
 
@@ -103,6 +103,19 @@ def bench(settings: Settings) -> Workbench:
 def fake_ollama() -> Iterator[FakeOllama]:
     with FakeOllama() as fake:
         yield fake
+
+
+@pytest.fixture
+def boiler_log(bench: Workbench) -> Workspace:
+    """Two notes whose offline answer to ``BOILER_LOG_QUESTION`` pauses on a lead that answers
+    half of it, the other half in its "Also relevant" passage."""
+    from ingest.pipeline import Ingestor
+
+    ws = bench.create_workspace("plant", "wordllama")
+    ingestor = Ingestor(bench)
+    ingestor.ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
+    ingestor.ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
+    return ws
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
 from tests.texts import (
     BOILER_LOG_ENTRIES,
-    BOILER_LOG_PLACE,
     BOILER_LOG_QUESTION,
     REVENUE_A,
     REVENUE_B,
@@ -204,11 +203,8 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
     assert any("42 million" in m.value for m in at.markdown)
 
 
+@pytest.mark.usefixtures("boiler_log")
 def test_a_weak_lead_can_be_swapped_for_the_passage_that_answers(app, bench) -> None:
-    ws = bench.create_workspace("plant", "wordllama")
-    ingestor = Ingestor(bench)
-    ingestor.ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
-    ingestor.ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
     at = ask(app.run(), BOILER_LOG_QUESTION)
     assert any(m.value == "### 🙋 Low confidence" for m in at.markdown)
     assert not [r for r in at.radio if (r.key or "").startswith("review-lead")]

@@ -36,7 +36,7 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     page.get_by_role("button", name="Submit and resume").click()
     expect_status(page, "completed")
     expect(
-        page.get_by_text("human_review · low_confidence → accept, leading with passage 2")
+        page.get_by_text("human_review · low_confidence → accept, leading with Also relevant 1")
     ).to_be_visible()
     # The answer comes first; its sentences show again in the support and sources below.
     lead = page.get_by_text(re.compile(r"^Each entry of the boiler log records the pressure")).first

@@ -4,23 +4,26 @@ stays out of every later pass, a passage the analyst picks leads the answer."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from langgraph.runtime import Runtime
 
 from ingest.pipeline import Ingestor
+from masis_core.__main__ import main as cli
 from masis_core.answers.engine import OfflineEngine
 from masis_core.answers.questions import MAX_QUESTION_CHARS
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
-from masis_core.graph.nodes import human_review, web_searcher
+from masis_core.graph.nodes import evaluator, human_review, web_searcher
 from masis_core.graph.reviews import lead_with, other_passages
 from masis_core.services.calibration import verdict_points
 from masis_core.services.runs import RunService
 from masis_core.services.web import to_evidence, web_id
+from masis_core.text.sentences import strip_markers
 from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
 from tests.ollama_helpers import ask as ask_ollama
-from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
+from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_QUESTION
 
 NO_EVIDENCE = {"kind": "no_evidence", "options": ["rephrase", "cancel"]}
 
@@ -77,29 +80,37 @@ LOW_CONFIDENCE = {
 def test_a_chosen_lead_must_be_one_of_the_offered_passages(lead) -> None:
     with pytest.raises(ReviewError, match="1 to 2"):
         human_review.validate(LOW_CONFIDENCE, {"action": "accept", "lead": lead})
+
+
+def test_a_chosen_lead_needs_passages_to_choose_from() -> None:
     assert human_review.validate(LOW_CONFIDENCE, {"action": "accept", "lead": 2})["lead"] == 2
-    alone = {**LOW_CONFIDENCE, "details": {}}
-    with pytest.raises(ReviewError, match="no other passage"):
-        human_review.validate(alone, {"action": "accept", "lead": 1})
+    for details in ({}, None, {"passages": None}):
+        alone = {**LOW_CONFIDENCE, "details": details}
+        with pytest.raises(ReviewError, match="no other passage"):
+            human_review.validate(alone, {"action": "accept", "lead": 1})
 
 
 def test_lead_with_moves_one_passage_to_the_front_and_keeps_the_rest_in_order() -> None:
     draft = "Lead. [1]\n\nSecond. [2]\n\n[4]\n\nThird. [3] More. [3]"
     # A paragraph of markers alone is no passage: the numbers offered and applied agree.
     assert other_passages(draft) == ["Second.", "Third. More."]
+    for n, text in enumerate(other_passages(draft), start=1):  # as the evaluator shows it
+        shown = evaluator.check(lead_with(draft, n), [{"text": "x"}] * 4)["answer"]
+        assert strip_markers(shown.split("\n\n")[0]) == text
+    blank = "Lead. [1]\n\nA. [2]\n\n\n\n... [3]\n\nB. [2]"
+    assert other_passages(blank) == ["A.", "B."]
+    assert lead_with(blank, 2).startswith("B. [2]\n\nLead. [1]")
     assert lead_with(draft, 2) == "Third. [3] More. [3]\n\nLead. [1]\n\nSecond. [2]"
     assert lead_with(draft, 1) == "Second. [2]\n\nLead. [1]\n\nThird. [3] More. [3]"
 
 
-def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(bench) -> None:
+def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(
+    bench, boiler_log
+) -> None:
     """Paused on a weak lead, the review offers the draft's other passage; choosing it puts
     it first, renumbers the citations, judges the new lead and completes the same run."""
-    ws = bench.create_workspace("plant", "wordllama")
-    ingestor = Ingestor(bench)
-    ingestor.ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
-    ingestor.ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
     research = RunService(bench)
-    rec = research.ask(ws.id, BOILER_LOG_QUESTION)
+    rec = research.ask(boiler_log.id, BOILER_LOG_QUESTION)
     assert rec.status == "needs_human" and rec.hitl["kind"] == "low_confidence"
     assert rec.answer.startswith("The boiler log is kept in the plant office")
     assert rec.hitl["details"]["passages"] == [BOILER_LOG_ENTRIES]
@@ -121,14 +132,15 @@ def test_the_analyst_leads_with_another_passage_and_the_run_ends_judged_again(be
         research.resume(rec.run_id, {"action": "accept", "lead": 1})
     # The choice is the analyst's verdict: the lead passed over was wrong, the chosen right.
     assert done.feedback is True and research.get(rec.run_id).feedback is True
-    before = [e for e in rec.trace if e["node"] == "critic"][-1]["confidence"]
-    points = verdict_points(research.runs(ws.id))
+    last = [e for e in rec.trace if e["node"] == "critic"][-1]
+    before = last.get("judged_confidence") or last["confidence"]
+    points = verdict_points(research.runs(boiler_log.id))
     assert [(p.score, p.right) for p in points] == [(before, False), (done.confidence, True)]
 
 
-def test_an_ollama_draft_can_lead_with_its_second_paragraph(bench, fake_ollama) -> None:
-    """A model's draft is split into paragraphs by where its citations change; the analyst
-    may lead with one of them, and the model is asked to review the new draft."""
+def test_an_ollama_draft_is_not_offered_as_passages(bench, fake_ollama) -> None:
+    """A model's draft is prose cut into paragraphs where its citations change, not passages
+    of one place each, and its critic reads the whole answer: the review offers no lead."""
     research, fake = ollama_plant(bench, fake_ollama)
     fake.state.default_reply = scripted(
         {
@@ -144,15 +156,19 @@ def test_an_ollama_draft_can_lead_with_its_second_paragraph(bench, fake_ollama) 
     )
     rec = ask_ollama(research)
     assert rec.status == "needs_human" and rec.hitl["kind"] == "low_confidence", rec.error
-    assert rec.hitl["details"]["passages"] == ["Inspections happen every 500 operating hours."]
-    reviews = len(review_calls(fake))
-    done = research.resume(rec.run_id, {"action": "accept", "lead": 1})
-    assert done.status == "completed" and done.engine == "ollama", done.error
-    assert done.answer.startswith("Inspections happen every 500 operating hours.")
-    assert len(review_calls(fake)) == reviews + 1
+    assert "\n\n" in rec.answer and rec.hitl["details"]["passages"] == []
+    with pytest.raises(ReviewError, match="no other passage"):
+        research.resume(rec.run_id, {"action": "accept", "lead": 1})
+    assert research.get(rec.run_id).status == "needs_human"
 
 
-def review_calls(fake) -> list[dict]:
-    return [
-        b for b in fake.requests_to("/api/chat") if b.get("format", {}).get("title") == "Review"
-    ]
+def test_the_command_line_lists_the_passages_and_resumes_with_one(boiler_log, capsys) -> None:
+    assert cli(["ask", "-w", boiler_log.id, BOILER_LOG_QUESTION]) == 0
+    out = capsys.readouterr().out
+    assert f"  also relevant 1: {BOILER_LOG_ENTRIES}\n" in out
+    run_id = re.search(r"^run (\w+): needs_human$", out, re.M).group(1)
+    response = json.dumps({"action": "accept", "lead": 1})
+    assert cli(["resume", run_id, "--response", response, "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["status"] == "completed"
+    assert done["answer"].startswith(BOILER_LOG_ENTRIES)

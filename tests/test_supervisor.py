@@ -93,7 +93,10 @@ def test_a_lead_the_analyst_chose_ends_the_run_whatever_its_confidence() -> None
 
 def test_the_low_confidence_review_offers_the_drafts_other_passages() -> None:
     draft = "Lead. [1]\n\nSecond passage. [2]\n\nThird [3] passage. [3]"
-    out = supervisor.node(state(critique={"confidence": 0.3}, retry_count=2, draft_answer=draft))
+    weak = {"critique": {"confidence": 0.3}, "retry_count": 2, "draft_answer": draft}
+    out = supervisor.node(state(engine="offline", **weak))
     assert out["hitl"]["details"]["passages"] == ["Second passage.", "Third passage."]
-    alone = supervisor.node(state(critique={"confidence": 0.3}, retry_count=2))
+    model = supervisor.node(state(engine="ollama", **weak))  # prose, not passages
+    assert model["hitl"]["details"]["passages"] == []
+    alone = supervisor.node(state(engine="offline", critique={"confidence": 0.3}, retry_count=2))
     assert alone["hitl"]["details"]["passages"] == []

@@ -68,7 +68,12 @@ def _report(report: dict[str, Any]) -> None:
         st.warning(STALE)
     cols = st.columns(4)
     cols[0].metric("outline questions", p["outline"], help="answers of the job's questions")
-    cols[1].metric("your verdicts", p["verdicts"], help="thumbs up or down on answers")
+    cols[1].metric(
+        "your verdicts",
+        p["verdicts"],
+        help="thumbs up or down on answers; a lead you chose at review counts twice "
+        "(the lead passed over, the one chosen)",
+    )
     cols[2].metric(
         "ECE before", f"{report['ece_before']:.3f}" if p["outline"] + p["verdicts"] else "–"
     )

@@ -99,7 +99,7 @@ def panel_label(entry: dict[str, Any]) -> str:
             f"{entry.get('flagged', 0)} flagged"
         )
     elif node == "human_review":
-        chosen = f", leading with passage {entry['lead'] + 1}" if entry.get("lead") else ""
+        chosen = f", leading with Also relevant {entry['lead']}" if entry.get("lead") else ""
         parts.append(f"{entry.get('kind')} → {entry.get('action')}{chosen}")
     if "duration_ms" in entry:
         parts.append(f"{entry['duration_ms']} ms")

@@ -7,6 +7,7 @@ one the graph can carry out.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, get_args
 
 from masis_core.state import HitlKind, HitlPayload
@@ -14,6 +15,7 @@ from masis_core.text.sentences import strip_markers
 
 Action = Literal["rephrase", "retry_lower_threshold", "choose_source", "accept", "cancel"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
+_WORD = re.compile(r"\w")
 
 # In the order the form lists them; ``review`` may leave one out where it cannot apply.
 REVIEW_ACTIONS: dict[HitlKind, tuple[Action, ...]] = {
@@ -38,8 +40,9 @@ def review(
 
 
 def _passages(draft: str) -> list[str]:
-    """The draft's paragraphs that say something: its lead, then the passages after it."""
-    return [p for p in draft.split("\n\n") if strip_markers(p)]
+    """The draft's paragraphs that say something (a word, not markers or punctuation alone:
+    the evaluator drops those): its lead, then the passages after it."""
+    return [p for p in draft.split("\n\n") if _WORD.search(strip_markers(p))]
 
 
 def other_passages(draft: str) -> list[str]:

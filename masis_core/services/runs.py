@@ -7,6 +7,7 @@ follow-ups (``threads``)."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -26,6 +27,8 @@ from masis_core.storage.registry import Scope, now_iso
 from masis_core.workspaces.workbench import Workbench
 
 __all__ = ["INTERRUPTED", "Event", "RunRecord", "RunService", "RunStore"]
+
+log = logging.getLogger(__name__)
 
 
 class RunService:
@@ -157,10 +160,10 @@ class RunService:
     def drive(self, rec: RunRecord, graph_input: Any, on_event: Event | None = None) -> RunRecord:
         """Run the graph until it ends or pauses, and record it (``RunDriver.drive``)."""
         rec = self.driver.drive(rec, graph_input, on_event)
-        chosen = rec.metrics.get("lead_chosen_by_analyst")
-        if rec.status == "completed" and chosen and rec.feedback is None:
-            # Choosing the passage that answers is a verdict: on it, and on the lead passed
-            # over (``calibration.verdict_points``); a thumb can change it later.
-            self.mark(rec.run_id, True)
-            rec.feedback = True
+        if rec.status == "completed" and rec.metrics.get("lead_chosen_by_analyst"):
+            # The choice was recorded as a verdict with the run (``driving.record_state``).
+            try:
+                refit_with_verdicts(self.bench, self.store, rec.workspace_id)
+            except Exception:  # the run is done; the next verdict or calibration job refits
+                log.warning("refit after run %s's chosen lead failed", rec.run_id, exc_info=True)
         return rec

@@ -70,7 +70,10 @@ def node(state: ResearchState) -> dict[str, Any]:
         )
         return _pause(hitl, base, "conflict")
     if quality_issue:
-        draft = state.get("draft_answer") or ""
+        # Only the offline engine's paragraphs are passages of one place each, and only its
+        # judge reads the lead alone: a model's prose is not reordered.
+        offline = state.get("engine") == "offline"
+        draft = (state.get("draft_answer") or "") if offline else ""
         hitl = _low_confidence(critique, metrics, max_retries, confidence, draft)
         return _pause(hitl, base, "low_confidence")
     return {
