@@ -15,7 +15,7 @@ from masis_core.config import Settings
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
-from tests.ollama_helpers import PLAN, REVIEW_OK, draft, scripted
+from tests.ollama_helpers import draft, replies
 from tests.proc import run_module
 from tests.test_hostile_inputs import leftovers
 
@@ -80,13 +80,7 @@ def cited_places(
     if fake is None:
         rec = research.ask(ws_id, question)
     else:
-        fake.state.default_reply = scripted(
-            {
-                "StrategicPlan": [json.dumps(PLAN)],
-                "Draft": [draft((answer, [1]))],
-                "Review": [json.dumps(REVIEW_OK)],
-            }
-        )
+        fake.state.default_reply = replies(draft((answer, [1])))
         rec = research.ask(ws_id, question, engine="ollama")
     return [(str(c.get("filename")), str(c.get("place") or "")) for c in rec.citations]
 

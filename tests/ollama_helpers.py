@@ -41,6 +41,18 @@ def scripted(script: dict[str, list[str]]) -> Callable[[dict], str]:
     return reply
 
 
+def replies(*drafts: str, review: dict | None = None) -> Callable[[dict], str]:
+    """The usual script: the plan, then each of ``drafts`` in turn (the last one repeated),
+    then ``review`` (``REVIEW_OK`` unless given) for every review."""
+    return scripted(
+        {
+            "StrategicPlan": [json.dumps(PLAN)],
+            "Draft": list(drafts),
+            "Review": [json.dumps(REVIEW_OK if review is None else review)],
+        }
+    )
+
+
 def ollama_plant(bench: Workbench, fake_ollama: FakeOllama) -> tuple[RunService, FakeOllama]:
     """A workspace whose runs use the Ollama engine against the fake server."""
     bench.settings.ollama_host = fake_ollama.url

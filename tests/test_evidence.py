@@ -5,7 +5,6 @@ place, the highlighted page on the research page, and the PDF export
 from __future__ import annotations
 
 import io
-import json
 
 import pypdfium2 as pdfium
 from PIL import Image
@@ -19,8 +18,8 @@ from masis_core.storage.registry import Workspace
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.fake_ollama import FakeOllama
-from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
 from tests.ollama_helpers import ask as ask_ollama
+from tests.ollama_helpers import draft, ollama_plant, replies
 from tests.test_reports import record
 from tests.texts import BOILER, PUMP
 
@@ -199,17 +198,11 @@ def test_an_ollama_answer_on_a_text_note(bench: Workbench, fake_ollama: FakeOlla
     """The Ollama engine paraphrases: its sentences are backed partly, a figure it added is
     flagged in place, and a .txt source says it has no page and quotes the cited words."""
     research, fake = ollama_plant(bench, fake_ollama)
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [
-                draft(
-                    ("A technician inspects the pump after 500 hours of operation.", [1]),
-                    ("Each inspection takes 45 minutes.", [1]),
-                )
-            ],
-            "Review": [json.dumps(REVIEW_OK)],
-        }
+    fake.state.default_reply = replies(
+        draft(
+            ("A technician inspects the pump after 500 hours of operation.", [1]),
+            ("Each inspection takes 45 minutes.", [1]),
+        )
     )
     rec = ask_ollama(research)
     # The added figure keeps the confidence low: the run asks, and the analyst accepts.

@@ -6,7 +6,6 @@ completes the same run once the server is back.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from pathlib import Path
@@ -18,7 +17,7 @@ from masis_core.config import get_settings
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.conftest import DEAD_HOST
-from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
+from tests.ollama_helpers import ask, draft, ollama_plant, replies
 from tests.pdfs import make_pdf
 from tests.servers import chroma_command
 from tests.texts import BOILER, PUMP
@@ -73,12 +72,8 @@ def ollama_run(bench, fake_ollama):
 
 
 def _answerable(fake) -> None:
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [draft(("The pump is inspected every 500 operating hours.", [1]))],
-            "Review": [json.dumps(REVIEW_OK)],
-        }
+    fake.state.default_reply = replies(
+        draft(("The pump is inspected every 500 operating hours.", [1]))
     )
 
 

@@ -21,7 +21,7 @@ from masis_core.services.calibration import verdict_points
 from masis_core.services.runs import RunService
 from masis_core.services.web import to_evidence, web_id
 from masis_core.text.sentences import strip_markers
-from tests.ollama_helpers import PLAN, REVIEW_OK, draft, ollama_plant, scripted
+from tests.ollama_helpers import REVIEW_OK, draft, ollama_plant, replies
 from tests.ollama_helpers import ask as ask_ollama
 from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_QUESTION
 
@@ -142,17 +142,12 @@ def test_an_ollama_draft_is_not_offered_as_passages(bench, fake_ollama) -> None:
     """A model's draft is prose cut into paragraphs where its citations change, not passages
     of one place each, and its critic reads the whole answer: the review offers no lead."""
     research, fake = ollama_plant(bench, fake_ollama)
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [
-                draft(
-                    ("The technician checks the seals and the relief valve.", [1]),
-                    ("Inspections happen every 500 operating hours.", []),
-                )
-            ],
-            "Review": [json.dumps({**REVIEW_OK, "confidence": 0.3})],
-        }
+    fake.state.default_reply = replies(
+        draft(
+            ("The technician checks the seals and the relief valve.", [1]),
+            ("Inspections happen every 500 operating hours.", []),
+        ),
+        review={**REVIEW_OK, "confidence": 0.3},
     )
     rec = ask_ollama(research)
     assert rec.status == "needs_human" and rec.hitl["kind"] == "low_confidence", rec.error

@@ -9,7 +9,7 @@ import pytest
 from masis_core.workspaces.workbench import Workbench
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
-from tests.ollama_helpers import PLAN, REVIEW_OK, ask, draft, ollama_plant, scripted
+from tests.ollama_helpers import REVIEW_OK, ask, draft, ollama_plant, replies, scripted
 
 
 @pytest.fixture
@@ -19,15 +19,9 @@ def setup(bench: Workbench, fake_ollama: FakeOllama):
 
 def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
     research, fake = setup
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [
-                draft(("The pump is inspected every 500 operating hours.", [1, 99])),
-                draft(("The pump is inspected every 500 operating hours.", [1])),
-            ],
-            "Review": [json.dumps(REVIEW_OK)],
-        }
+    fake.state.default_reply = replies(
+        draft(("The pump is inspected every 500 operating hours.", [1, 99])),
+        draft(("The pump is inspected every 500 operating hours.", [1])),
     )
     rec = ask(research)
     assert rec.status == "completed", rec.error
@@ -52,15 +46,9 @@ def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
 
 def test_malformed_json_gets_one_repair(setup) -> None:
     research, fake = setup
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [
-                "Sure! Here is the answer: {sentences: oops",
-                draft(("The pump is inspected every 500 operating hours.", [1])),
-            ],
-            "Review": [json.dumps(REVIEW_OK)],
-        }
+    fake.state.default_reply = replies(
+        "Sure! Here is the answer: {sentences: oops",
+        draft(("The pump is inspected every 500 operating hours.", [1])),
     )
     rec = ask(research)
     assert rec.status == "completed"
@@ -95,12 +83,8 @@ def test_missing_chat_model_fails_clearly_and_the_run_resumes(setup) -> None:
     assert rec.status == "failed"
     assert "ollama pull llama3" in rec.error
     fake.state.models.append("llama3:latest")
-    fake.state.default_reply = scripted(
-        {
-            "StrategicPlan": [json.dumps(PLAN)],
-            "Draft": [draft(("The pump is inspected every 500 operating hours.", [1]))],
-            "Review": [json.dumps(REVIEW_OK)],
-        }
+    fake.state.default_reply = replies(
+        draft(("The pump is inspected every 500 operating hours.", [1]))
     )
     resumed = research.resume(rec.run_id, None)
     assert resumed.status == "completed"

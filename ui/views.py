@@ -302,7 +302,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
             response["text"] = st.text_input(
                 "New question", value=plain(rec.question), key=f"review-text-{rec.run_id}"
             )
-        passages = (details.get("passages") or []) if kind == "low_confidence" else []
+        passages = details.get("passages") or []  # only a low-confidence review has them
         if action == "accept" and passages:
             lead = st.radio(
                 "Which passage answers the question?",
