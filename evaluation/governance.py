@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from ingest.isolate import die_with_parent
 from ingest.pipeline import Ingestor, Source
 from masis_core.config import Settings
+from masis_core.errors import InputError
 from masis_core.services.runs import RunRecord, RunService
 from masis_core.workspaces.calibration import reliability
 from masis_core.workspaces.workbench import Workbench
@@ -53,12 +54,34 @@ def classify(rec: RunRecord) -> str:
 def load_cases(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """The cases; with ``limit``, an even spread over the file (every n-th case), so a quick
     run sees every category rather than the file's first one."""
-    with path.open() as fh:
-        cases = [json.loads(line) for line in fh if line.strip()]
+    cases = []
+    try:
+        with path.open() as fh:
+            for n, line in enumerate(fh, start=1):
+                if line.strip():
+                    cases.append(_case(json.loads(line), path, n))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the cases file {path}: {exc}") from exc
+    except ValueError as exc:
+        raise InputError(f"{path}, line {n}: not a JSON object ({exc})") from exc
+    if not cases:
+        raise InputError(f"{path} holds no cases")
     if limit is not None and limit < len(cases):
         step = len(cases) / limit
         cases = [cases[int(i * step)] for i in range(limit)]
     return cases
+
+
+def _case(row: Any, path: Path, line: int) -> dict[str, Any]:
+    """A case as ``run_governance`` needs it; a bad one names its line."""
+    if not isinstance(row, dict) or not {"query", "contexts", "expected_mode"} <= set(row):
+        raise InputError(f"{path}, line {line}: needs 'query', 'contexts' and 'expected_mode'")
+    if row["expected_mode"] not in MODES:
+        raise InputError(
+            f"{path}, line {line}: expected_mode {row['expected_mode']!r} is not one of "
+            + ", ".join(MODES)
+        )
+    return row
 
 
 def temp_root() -> str | None:
@@ -103,7 +126,15 @@ def case_record(case: dict[str, Any], rec: RunRecord) -> dict[str, Any]:
         "expected": case["expected_mode"],
         "got": classify(rec),
         "confidence": None if confidence is None else round(float(confidence), 4),
+        **({"error": rec.error} if rec.status == "failed" else {}),
     }
+
+
+def _errors_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A run that failed (Ollama down, a model missing) is no verdict on the engine: its
+    reason is kept, so a run of errors reads as one, not as a low accuracy."""
+    failed = [r.get("error") or "unknown" for r in records if r["got"] == "error"]
+    return {"count": len(failed), "reasons": dict(Counter(failed).most_common(3))}
 
 
 def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
@@ -159,6 +190,7 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
             for k, c in sorted(categories.items())
         },
         "confusion": {m: dict(c) for m, c in confusion.items()},
+        "errors": _errors_summary(records),
         "calibration": reliability(judged),
         "calibration_answered": lenient,
         "calibration_answered_with_disputes": strict,
@@ -249,12 +281,21 @@ def _headline(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _errors(report: dict[str, Any]) -> list[str]:
+    errors = report.get("errors") or {}
+    if not errors.get("count"):
+        return []
+    lines = [f"{errors['count']} of {report['cases']} cases failed to run; the reasons:"]
+    return lines + [f"  {n} × {reason}" for reason, n in errors["reasons"].items()]
+
+
 def format_report(report: dict[str, Any]) -> str:
     cols = [*MODES, "error"]
     lines = [
         f"{report['cases']} cases, engine {report['engine']}: "
         f"mode accuracy {report['accuracy']:.1%}",
         *_headline(report),
+        *_errors(report),
         "",
         f"{'expected / got':>16} | " + " | ".join(f"{c:>7}" for c in cols) + " | accuracy",
     ]

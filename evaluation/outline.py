@@ -285,8 +285,10 @@ def run_evaluation(
     questions: list[dict[str, Any]] | None = None,
     per_doc: int = PER_DOC,
     progress: Progress | None = None,
+    modes: Iterable[Mode] | None = None,
 ) -> dict[str, Any]:
-    """Make the questions (from the outlines unless given), measure every mode, store it."""
+    """Make the questions (from the outlines unless given), measure each mode (every one
+    unless given), store it."""
     if k < 1:
         raise InputError("k must be at least 1")
     notes: list[str] = []
@@ -302,7 +304,9 @@ def run_evaluation(
                 "numbered section headings; upload a JSON or CSV question file instead"
                 + (f" ({'; '.join(notes[:3])})" if notes else "")
             )
-    report = evaluate_workspace(bench, ws_id, questions, k=k, progress=progress)
+    report = evaluate_workspace(
+        bench, ws_id, questions, k=k, modes=modes or MODES, progress=progress
+    )
     report["notes"] = notes
     return EvaluationStore(bench).save(report, source)
 

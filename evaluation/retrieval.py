@@ -30,7 +30,24 @@ INDEX_BATCH = 512
 
 
 def load_beir(dataset: Path) -> tuple[dict[str, str], dict[str, dict], dict[str, set[str]]]:
-    """(corpus id -> text, query id -> {text, category}, query id -> relevant corpus ids)."""
+    """(corpus id -> text, query id -> {text, category}, query id -> relevant corpus ids);
+    a folder that is not one names what it lacks."""
+    missing = [
+        name
+        for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
+        if not (dataset / name).is_file()
+    ]
+    if missing:
+        raise InputError(f"{dataset} is not a BEIR-layout folder: it has no {', '.join(missing)}")
+    try:
+        return _load_beir(dataset)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the data set {dataset}: {exc}") from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{dataset}: a row is not BEIR's ({type(exc).__name__}: {exc})") from exc
+
+
+def _load_beir(dataset: Path) -> tuple[dict[str, str], dict[str, dict], dict[str, set[str]]]:
     corpus: dict[str, str] = {}
     for row in _jsonl(dataset / "corpus.jsonl"):
         title = (row.get("title") or "").strip()
@@ -240,38 +257,24 @@ def evaluate_pages(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Ingest a folder of real PDFs, then page-hit@k for each labelled question."""
+    if not pdfs.is_dir():
+        raise InputError(f"{pdfs} is not a folder: give the folder that holds the PDFs")
     questions = load_page_questions(questions_file)
     with tempfile.TemporaryDirectory(prefix="masis-eval-") as tmp:
         bench = Workbench(Settings.local(Path(tmp), provider="offline"))
         ws = bench.registry.create_workspace("pages", embed_model)
         files = _ingest_folder(bench, ws.id, pdfs, progress)
         ingested = {f["file"] for f in files if f["status"] in ("ingested", "duplicate")}
-        rows = []
-        for q in questions:
-            found = retrieve(
-                bench.index(ws.id, embed_model), query_variants(q["question"], True), k, mode=mode
+        if not ingested:
+            raise InputError(
+                f"no file under {pdfs} could be ingested"
+                + (f" ({files[0]['file']}: {files[0].get('error')})" if files else "")
             )
-            hit_rank = next(
-                (
-                    n
-                    for n, c in enumerate(found, start=1)
-                    if page_hit(c.metadata, q["doc"], int(q["gold_page"]))
-                ),
-                None,
-            )
-            rows.append(
-                {
-                    **q,
-                    "hit": hit_rank is not None,
-                    "rank": hit_rank,
-                    "doc_ingested": q["doc"] in ingested,
-                    "retrieved": [
-                        f"{c.metadata.get('filename')} p.{c.metadata.get('page_start')}"
-                        f"-{c.metadata.get('page_end')}"
-                        for c in found
-                    ],
-                }
-            )
+        index = bench.index(ws.id, embed_model)
+        rows = [
+            {**_page_row(index, q, k, mode), "doc_ingested": q["doc"] in ingested}
+            for q in questions
+        ]
     per_doc: dict[str, list[bool]] = defaultdict(list)
     for r in rows:
         per_doc[r["doc"]].append(r["hit"])
@@ -288,6 +291,29 @@ def evaluate_pages(
             for d, v in sorted(per_doc.items())
         },
         "results": rows,
+    }
+
+
+def _page_row(index: Any, q: dict[str, Any], k: int, mode: Mode) -> dict[str, Any]:
+    """One labelled question: where its gold page ranked, and what was retrieved."""
+    found = retrieve(index, query_variants(q["question"], True), k, mode=mode)
+    hit_rank = next(
+        (
+            n
+            for n, c in enumerate(found, start=1)
+            if page_hit(c.metadata, q["doc"], int(q["gold_page"]))
+        ),
+        None,
+    )
+    return {
+        **q,
+        "hit": hit_rank is not None,
+        "rank": hit_rank,
+        "retrieved": [
+            f"{c.metadata.get('filename')} p.{c.metadata.get('page_start')}"
+            f"-{c.metadata.get('page_end')}"
+            for c in found
+        ],
     }
 
 

@@ -8,16 +8,19 @@ Exit status: 0 completed (or paused for review: the JSON says which), 1 failed, 
 from __future__ import annotations
 
 import argparse
+import functools
 import getpass
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from masis_core.answers.judgement import percent
-from masis_core.cli import setup_logging
+from masis_core.cli import bounded_int, setup_logging, share
 from masis_core.errors import AccessError, InputError, MasisError
+from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.modes import MODES
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
@@ -79,7 +82,7 @@ def run_json(rec: RunRecord) -> dict[str, Any]:
         "engine": data["engine"],
         "answer": data["answer"],
         "citations": [
-            {k: c.get(k) for k in ("n", "chunk_id", "doc_id", "filename", "page", "url")}
+            {k: c.get(k) for k in ("n", "chunk_id", "doc_id", "filename", "page", "place", "url")}
             for c in data["citations"]
         ],
         "confidence": data["confidence"],
@@ -245,6 +248,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
         text = governance.format_report(report)
+        if report["errors"]["count"] == report["cases"]:  # nothing was measured
+            print(json.dumps(report, indent=2) if args.json else text)
+            return 1
     print(json.dumps(report, indent=2) if args.json else text)
     return 0
 
@@ -271,6 +277,7 @@ def _eval_outline(args: argparse.Namespace) -> int:
         k=args.k or 5,
         questions=questions,
         per_doc=args.per_doc,
+        modes=[args.mode] if args.mode else None,
         progress=None if progress is None else lambda d, t, what: progress(f"{what} {d}/{t}"),
     )
     summary = outline.summary_json(report)
@@ -302,10 +309,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_calibrate(sub: Any) -> None:
+def add_calibrate(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     """``calibrate``: the workspace's confidence, or with ``--questions`` its threshold."""
     cal = sub.add_parser(
         "calibrate",
+        parents=parents,
         help="fit the workspace's confidence to its outline questions and your verdicts; "
         "with --questions: the retrieval threshold from relevant vs irrelevant chunks",
     )
@@ -314,13 +322,50 @@ def add_calibrate(sub: Any) -> None:
         "--questions", help="threshold: JSON list of {doc, question, gold_page}", default=None
     )
     cal.add_argument(
-        "--keep", type=float, default=0.85, help="threshold: share of relevant chunks to keep"
+        "--keep", type=share, default=0.85, help="threshold: share of relevant chunks to keep"
     )
     cal.add_argument(
-        "--max-questions", type=int, default=60, help="confidence: outline questions asked"
+        "--max-questions",
+        type=bounded_int(1),
+        default=60,
+        help="confidence: outline questions asked",
     )
     cal.add_argument("--json", action="store_true")
     cal.set_defaults(func=cmd_calibrate)
+
+
+def add_eval(add: Callable[..., argparse.ArgumentParser]) -> None:
+    """``eval governance | retrieval | pages | outline``."""
+    ev = add("eval", help="evaluate on development data")
+    ev.add_argument("kind", choices=["governance", "retrieval", "pages", "outline"])
+    ev.add_argument("--workspace", "-w", help="outline: the workspace to evaluate")
+    ev.add_argument(
+        "--per-doc", type=bounded_int(1), default=20, help="outline: questions per document"
+    )
+    ev.add_argument("--cases", help="governance: the cases file (JSON lines)")
+    ev.add_argument("--dataset", help="retrieval: a BEIR-layout folder")
+    ev.add_argument("--pdfs", help="pages: a folder of PDFs")
+    ev.add_argument(
+        "--questions",
+        help="pages: JSON list of {doc, question, gold_page}; outline: the same as JSON or CSV",
+    )
+    ev.add_argument("--mode", choices=MODES, default=None)
+    ev.add_argument(
+        "--k", type=bounded_int(1), default=None, help="cut-off (retrieval 10, pages 5)"
+    )
+    ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")
+    ev.add_argument(
+        "--limit", type=bounded_int(1), default=None, help="governance, retrieval: cases asked"
+    )
+    ev.add_argument("--engine", choices=["offline", "ollama"], default="offline")
+    ev.add_argument(
+        "--workers",
+        type=bounded_int(1),
+        default=None,
+        help="governance: processes (default: cores, ≤ 2)",
+    )
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_eval)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -331,12 +376,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
     )
     parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
+    # ``-v`` after the command too (``ask -v …``): SUPPRESS keeps a ``-v`` before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    ask = sub.add_parser("ask", help="ask a question of a workspace")
+    add = functools.partial(sub.add_parser, parents=[common])
+    ask = add("ask", help="ask a question of a workspace")
     ask.add_argument("--workspace", "-w", required=True)
     ask.add_argument("question")
     ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
-    ask.add_argument("--max-retries", type=int, default=None)
+    ask.add_argument(
+        "--max-retries",
+        type=bounded_int(0, MAX_RETRIES_LIMIT),
+        default=None,
+        help=f"retries before the run asks you (0 to {MAX_RETRIES_LIMIT}; default 2)",
+    )
     ask.add_argument("--mode", choices=MODES, default=None, help="retrieval mode")
     ask.add_argument(
         "--thread",
@@ -348,39 +402,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--json", action="store_true")
     ask.set_defaults(func=cmd_ask)
-    resume = sub.add_parser("resume", help="answer a paused run's review, or retry a failed run")
+    resume = add("resume", help="answer a paused run's review, or retry a failed run")
     resume.add_argument("run_id")
     resume.add_argument("--response", help='e.g. {"action": "rephrase", "text": "..."}')
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=cmd_resume)
-    status = sub.add_parser("status", help="active mode, workspaces, recent runs")
+    status = add("status", help="active mode, workspaces, recent runs")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
-    ev = sub.add_parser("eval", help="evaluate on development data")
-    ev.add_argument("kind", choices=["governance", "retrieval", "pages", "outline"])
-    ev.add_argument("--workspace", "-w", help="outline: the workspace to evaluate")
-    ev.add_argument(
-        "--per-doc", type=int, default=20, help="outline: questions per document (spread)"
-    )
-    ev.add_argument("--cases", help="governance: the cases file (JSON lines)")
-    ev.add_argument("--dataset", help="retrieval: a BEIR-layout folder")
-    ev.add_argument("--pdfs", help="pages: a folder of PDFs")
-    ev.add_argument(
-        "--questions",
-        help="pages: JSON list of {doc, question, gold_page}; outline: the same as JSON or CSV",
-    )
-    ev.add_argument("--mode", choices=MODES, default=None)
-    ev.add_argument("--k", type=int, default=None, help="cut-off (retrieval 10, pages 5)")
-    ev.add_argument("--no-variants", action="store_true", help="retrieval: question only")
-    ev.add_argument("--limit", type=int, default=None)
-    ev.add_argument("--engine", choices=["offline", "ollama"], default="offline")
-    ev.add_argument(
-        "--workers", type=int, default=None, help="governance: processes (default: cores, ≤ 2)"
-    )
-    ev.add_argument("--json", action="store_true")
-    ev.set_defaults(func=cmd_eval)
-    add_calibrate(sub)
-    add_users(sub)
+    add_eval(add)
+    add_calibrate(sub, [common])
+    add_users(sub, [common])
     return parser
 
 
@@ -426,27 +458,32 @@ def cmd_users(args: argparse.Namespace) -> int:
         raise InputError(f"users {args.action} needs an account NAME")
     if who is None and args.action != "add":  # before a password prompt
         raise InputError("There is no account yet: create the first with `users add NAME`.")
+    done: dict[str, Any] = {"action": args.action, "name": args.name}
     if args.action == "add":
         acc = accounts.create(
             args.name, new_password(args, args.name), actor=actor, admin=args.admin
         )
-        print(f"account {acc.name} created{' (admin)' if acc.admin else ''}")
+        done.update(name=acc.name, admin=acc.admin)
+        text = f"account {acc.name} created{' (admin)' if acc.admin else ''}"
     elif args.action == "reset":
         accounts.set_password(args.name, new_password(args, args.name), actor=actor)
-        print(f"password of {args.name} reset; its sessions have ended")
+        text = f"password of {args.name} reset; its sessions have ended"
     else:
         moved = accounts.remove(args.name, actor=actor)
         # The heir is the acting admin, or another one when that admin removed itself.
         heirs = {a for ws in moved for a, role in accounts.members(ws).items() if role == "owner"}
-        print(
-            f"account {args.name} removed"
-            + (f"; {', '.join(moved)} now owned by {', '.join(sorted(heirs))}" if moved else "")
+        done.update(workspaces_moved=moved, new_owners=sorted(heirs))
+        text = f"account {args.name} removed" + (
+            f"; {', '.join(moved)} now owned by {', '.join(sorted(heirs))}" if moved else ""
         )
+    print(json.dumps(done, indent=2) if args.json else text)
     return 0
 
 
-def add_users(sub: Any) -> None:
-    users = sub.add_parser("users", help="accounts (admins): add, list, reset, remove")
+def add_users(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    users = sub.add_parser(
+        "users", parents=parents, help="accounts (admins): add, list, reset, remove"
+    )
     users.add_argument("action", choices=["add", "list", "reset", "remove"])
     users.add_argument("name", nargs="?")
     users.add_argument("--admin", action="store_true", help="add: make the account an admin")
@@ -462,12 +499,11 @@ OWN_LOGGERS = ("masis_core", "ingest")
 
 
 def configure_logging(verbose: bool) -> None:
-    """Warnings only, and ``--verbose`` adds our own INFO, never a library's chatter: bm25s sets
-    its logger to DEBUG on import, and httpx logs every request at INFO."""
+    """Warnings only, and ``--verbose`` adds our own INFO, never a library's chatter: httpx
+    logs every request at INFO (bm25s's own DEBUG is turned down where it is imported)."""
     setup_logging(verbose=False)  # the root, and so every library, at WARNING
     for name in OWN_LOGGERS:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.NOTSET)
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,9 @@ with st.form("upload", clear_on_submit=True):
     )
     submitted = st.form_submit_button("Ingest", type="primary")
 
-if submitted and files:
+if submitted and not files:
+    st.warning("Choose one or more files first, then press Ingest.")
+elif submitted:
     # The bytes are read now: an upload belongs to this browser session, the job does not.
     sources = [Source.of_bytes(f.name, f.getvalue()) for f in files]
     try:

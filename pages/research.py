@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from masis_core.errors import MasisError
+from masis_core.graph.nodes.supervisor import DEFAULT_MAX_RETRIES, MAX_RETRIES_LIMIT
 from masis_core.modes import MODES
 from masis_core.services.runs import RunRecord
 from masis_core.services.web import parse_domains
@@ -49,7 +50,11 @@ with st.form("ask"):
         help="hybrid: meaning and exact terms fused; dense: meaning only; bm25: terms only.",
     )
     max_retries = right.number_input(
-        "Max retries before asking you", min_value=0, max_value=5, value=2, step=1
+        "Max retries before asking you",
+        min_value=0,
+        max_value=MAX_RETRIES_LIMIT,
+        value=DEFAULT_MAX_RETRIES,
+        step=1,
     )
     trusted = left.toggle(
         "Trusted sources only",

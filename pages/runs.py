@@ -23,7 +23,12 @@ from ui.views import question_heading, render_answer, render_trace, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
 
-st.dataframe(run_table(runs), hide_index=True, width="stretch")
+st.dataframe(
+    run_table(runs),
+    hide_index=True,
+    width="stretch",
+    column_config={"confidence": st.column_config.NumberColumn(format="%d%%")},
+)
 
 rec = run_picker(
     "Open a run",

@@ -105,9 +105,14 @@ def streamlit_server(
 
 
 def server_problems(log_path: Path) -> list[str]:
-    """Lines of the server log that show an exception (an uncaught one, or one we logged)."""
+    """Lines of the server log that show an exception (an uncaught one, or one we logged),
+    and a library's DEBUG chatter (bm25s logged every index build)."""
     text = log_path.read_text(errors="replace")
-    return [line for line in text.splitlines() if "Traceback" in line or "Uncaught" in line]
+    return [
+        line
+        for line in text.splitlines()
+        if "Traceback" in line or "Uncaught" in line or line.startswith("DEBUG")
+    ]
 
 
 def screenshot(

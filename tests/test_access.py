@@ -10,6 +10,7 @@ happens without the role it needs. Once on SQLite with embedded Chroma, once in 
 from __future__ import annotations
 
 import io
+import json
 import random
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
@@ -372,10 +373,11 @@ def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
     monkeypatch.setenv("MASIS_PASSWORD", "first password")
     code, said = run_cli(["--user", "ada", "users", "list"])
     assert code == 0 and "ada (admin)" in said and "bob  since" in said
-    assert (
-        run_cli(["--user", "ada", "users", "reset", "bob", "--password-stdin"], "new bob pw\n")[0]
-        == 0
-    )
+    code, said = run_cli(
+        ["--user", "ada", "users", "reset", "bob", "--password-stdin", "--json", "-v"],
+        "new bob pw\n",
+    )  # --json and -v after the command, as on every other command
+    assert code == 0 and json.loads(said) == {"action": "reset", "name": "bob"}
     code, said = run_cli(["--user", "ada", "users", "remove", "ada"])
     assert code == 2 and "last admin" in said
     assert run_cli(["--user", "ada", "users", "remove", "bob"])[0] == 0

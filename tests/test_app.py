@@ -13,7 +13,7 @@ from masis_core.config import Settings
 from masis_core.services.reports import run_markdown
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
-from tests.apptest import fresh_app, settle
+from tests.apptest import APP, fresh_app, settle
 from tests.pdfs import filler, make_pdf
 from tests.texts import (
     BOILER_LOG_ENTRIES,
@@ -214,7 +214,9 @@ def test_a_weak_lead_can_be_swapped_for_the_passage_that_answers(app, bench) -> 
         "The lead, as drafted",
         f"Also relevant 1: {BOILER_LOG_ENTRIES}",
     ]
+    assert not any("also marks the answer 👍" in c.value for c in at.caption)
     lead.set_value(1).run()
+    assert any("also marks the answer 👍" in c.value for c in at.caption)  # said before
     by_key_prefix(at.button, "review-submit").click().run()
     settle(at)
     rec = RunService(bench).store.get(at.query_params["run"])
@@ -281,8 +283,10 @@ def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, ben
     at = ask(app.run(), "How often must the hydraulic pump be inspected?")
     run_id = at.query_params["run"]
     (thumbs,) = at.feedback
+    assert not any("You marked this answer" in c.value for c in at.caption)
     thumbs.set_value(1).run()  # 👍: the answer is right
     assert not at.exception
+    assert any("You marked this answer **right**" in c.value for c in at.caption)
     assert RunService(bench).get(run_id).feedback is True
     at.switch_page("pages/inspector.py").run()
     assert not at.exception
@@ -326,6 +330,61 @@ def test_delete_asks_once_says_what_went_and_its_pages_are_gone(app: AppTest, pl
         assert not at.exception
         assert not at.get("image"), f"{page} drew a deleted document's page"
         assert any("deleted" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_creating_a_workspace_names_its_id_and_refuses_an_empty_name(app: AppTest, bench) -> None:
+    at = app.run()
+    form = at.sidebar.text_input[0]
+    assert form.label == "Name"
+    at.sidebar.button(key="FormSubmitter:create_workspace-Create").click().run()
+    assert any(e.value == "Give the workspace a name." for e in at.sidebar.error)
+    at.sidebar.text_input[0].input("My Docs / Q3!")
+    at.sidebar.button(key="FormSubmitter:create_workspace-Create").click().run()
+    assert not at.exception
+    assert [w.id for w in bench.workspaces()] == ["my-docs-q3"]
+    said = " ".join(e.value for e in at.success)
+    assert "Created workspace **My Docs / Q3\\!** (its id: `my-docs-q3`)." in said, said
+    assert at.sidebar.selectbox(key="workspace_id").value == "my-docs-q3"
+
+
+def test_offline_by_setting_says_to_start_again_without_it(bench) -> None:
+    """With MASIS_PROVIDER=offline (the test settings' own), pulling the models switches
+    nothing: the sidebar says so and gives the restart."""
+    assert bench.settings.provider == "offline"
+    at = fresh_app().run()
+    assert not at.exception
+    said = sidebar_text(at)
+    assert "MASIS_PROVIDER=offline was set, so Ollama is not used even when it runs" in said
+    assert "start the workbench again without MASIS_PROVIDER=offline" in said
+    assert at.sidebar.code[0].value.splitlines() == [
+        "ollama pull llama3",
+        "ollama pull nomic-embed-text",
+        "MASIS_PROVIDER=auto streamlit run app.py",
+    ]
+
+
+def test_the_address_names_the_workspace_so_a_reload_or_a_new_tab_keeps_it(bench) -> None:
+    """A reload, a bookmark or a page typed into a new tab showed the first workspace ("No
+    documents yet") instead of the one the analyst had chosen."""
+    bench.create_workspace("alpha", "wordllama")
+    bench.create_workspace("beta", "wordllama")
+    at = fresh_app().run()
+    picker = at.sidebar.selectbox(key="workspace_id")
+    assert picker.value == "alpha" and at.query_params["ws"] == "alpha"
+    picker.set_value("beta").run()
+    assert at.query_params["ws"] == "beta"
+    new_tab = AppTest.from_file(APP, default_timeout=120).run()  # same server, bare address
+    assert new_tab.sidebar.selectbox(key="workspace_id").value == "beta"  # the last choice
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["ws"] = "alpha"
+    reloaded.run()
+    assert reloaded.sidebar.selectbox(key="workspace_id").value == "alpha"  # the address wins
+    unknown = fresh_app()
+    unknown.query_params["ws"] = "no-such-workspace"
+    unknown.run()
+    assert not unknown.exception
+    assert unknown.sidebar.selectbox(key="workspace_id").value == "alpha"
+    assert unknown.query_params["ws"] == "alpha"
 
 
 def test_deleting_a_workspace_asks_first_and_says_what_went(app: AppTest, plant, bench):

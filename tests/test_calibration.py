@@ -197,6 +197,31 @@ def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
     json.dumps(edged)  # stored as JSON: no numpy bools or arrays in the report
 
 
+def test_too_few_new_points_leave_an_earlier_fit_in_place(bench: Workbench) -> None:
+    """``calibrate --max-questions 2`` after a good fit: the fit stays, and the report says so
+    rather than "keeps the global model" while the map is gone."""
+    store = CalibrationStore(bench.db)
+    ws = bench.create_workspace("a", "wordllama")
+    fitted = store.save(ws.id, under_confident(), [])
+    assert fitted is not None and fitted["status"] == "fitted"
+    again = store.save(ws.id, under_confident()[:3], [])
+    assert again is not None and again["status"] == "too_few"
+    assert "keeps its earlier fit (60 answers, " in again["message"]
+    assert again["kept_earlier_fit"] == fitted["updated_at"]
+    assert store.get(ws.id) == fitted and len(store.outline_points(ws.id)) == 60
+    assert store.table(ws.id, "offline") is not None
+    # A stale fit (another judge's scores) is no fit to keep: the new report replaces it.
+    stale_report = {**fitted, "judge": "an earlier judge"}
+    with bench.db.connect() as conn:
+        conn.execute(
+            "UPDATE calibrations SET report = ? WHERE workspace_id = ?",
+            (json.dumps(stale_report), ws.id),
+        )
+    replaced = store.save(ws.id, under_confident()[:3], [])
+    assert replaced is not None and "keeps the global confidence model" in replaced["message"]
+    assert store.get(ws.id)["status"] == "too_few"
+
+
 # -- kept per workspace ---------------------------------------------------------------------------
 @pytest.mark.usefixtures("backend")
 def test_the_fit_is_stored_per_workspace_and_goes_with_it(bench: Workbench) -> None:

@@ -71,6 +71,23 @@ def test_embedder_mismatch_exits_2(
     assert "created with the embedder 'wordllama'" in capsys.readouterr().err
 
 
+def test_a_name_that_is_no_id_or_an_absent_embedder_makes_no_workspace(
+    settings: Settings, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The id is not silently changed ('Bad Name!' made as 'bad-name', then "no workspace
+    'Bad Name!'"), and a mistyped embedder ('wordlama' is read as an Ollama model, and Ollama
+    is down here) does not leave a workspace fixed to it that nothing can write to."""
+    assert main(["-w", "Bad Name!", str(folder / "a.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "'Bad Name!' is not a workspace id" in err and "(e.g. 'bad-name')" in err
+    assert main(["-w", "typo", "--embedder", "wordlama", str(folder / "a.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "The workspace was not created: Ollama is not reachable" in err
+    assert "ollama pull wordlama" in err and "'wordllama' embedder" in err
+    assert Workbench(settings).workspaces() == []
+    assert main(["-w", "typo", "--embedder", "wordllama", str(folder / "a.pdf")]) == 0
+
+
 def test_module_runs_as_a_real_process(tmp_path: Path, folder: Path) -> None:
     proc = run_module(
         ["ingest", "--workspace", "w1", str(folder / "sub"), "--json"], tmp_path / "proc-data"

@@ -104,10 +104,69 @@ def test_text_report_prints_a_reliability_table() -> None:
 
 def test_limit_spreads_over_the_file(tmp_path: Path) -> None:
     path = tmp_path / "cases.jsonl"
-    path.write_text("".join(json.dumps({"id": i}) + "\n" for i in range(100)))
+    case = {"query": "q", "contexts": [], "expected_mode": "answer"}
+    path.write_text("".join(json.dumps({**case, "id": i}) + "\n" for i in range(100)))
     picked = [c["id"] for c in evaluation.load_cases(path, 4)]
     assert picked == [0, 25, 50, 75]
     assert len(evaluation.load_cases(path)) == 100
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["eval", "governance", "--cases", "MISSING"], "cannot read the cases file"),
+        (["eval", "governance", "--cases", "NOTES"], "line 2: not a JSON object"),
+        (["eval", "governance", "--cases", "PARTIAL"], "line 1: needs 'query', 'contexts'"),
+        (["eval", "governance", "--cases", "NOTES", "--limit", "0"], "give at least 1"),
+        (["eval", "retrieval", "--dataset", "DIR"], "not a BEIR-layout folder: it has no"),
+        (["eval", "pages", "--pdfs", "MISSING", "--questions", "NOTES"], "is not a folder"),
+        (["eval", "pages", "--pdfs", "DIR", "--questions", "NOTES"], "cannot read the question"),
+        (["eval", "outline", "-w", "x", "--k", "-1"], "give at least 1"),
+        (["ask", "-w", "x", "q", "--max-retries", "9"], "give 0 to 5"),
+        (["calibrate", "-w", "x", "--questions", "NOTES", "--keep", "2"], "up to 1"),
+    ],
+)
+def test_bad_arguments_and_files_are_one_line_errors_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], expected: str
+) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"query": "q", "contexts": [], "expected_mode": "answer"}\nplain text\n')
+    (tmp_path / "partial.jsonl").write_text('{"query": "q"}\n')
+    names = {
+        "MISSING": str(tmp_path / "missing"),
+        "NOTES": str(notes),
+        "PARTIAL": str(tmp_path / "partial.jsonl"),
+        "DIR": str(tmp_path),
+    }
+    try:
+        code = main([names.get(a, a) for a in args])
+    except SystemExit as exit_:  # argparse's own refusal
+        code = int(exit_.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert expected in err and "Traceback" not in err
+
+
+def test_failed_cases_are_counted_with_their_reasons_not_as_low_accuracy() -> None:
+    records = [
+        {
+            "id": n,
+            "category": "c",
+            "expected": "answer",
+            "got": "error",
+            "confidence": None,
+            "error": "Ollama is not reachable at http://127.0.0.1:9",
+        }
+        for n in range(3)
+    ]
+    report = evaluation.summarise(records, "ollama")
+    assert report["errors"] == {
+        "count": 3,
+        "reasons": {"Ollama is not reachable at http://127.0.0.1:9": 3},
+    }
+    text = evaluation.format_report(report)
+    assert "3 of 3 cases failed to run; the reasons:" in text
+    assert "3 × Ollama is not reachable at http://127.0.0.1:9" in text
 
 
 @pytest.mark.slow
@@ -120,7 +179,7 @@ def test_eval_governance_json_end_to_end(tmp_path: Path, capsys) -> None:
     got = {r["id"]: r for r in report["records"]}
     assert set(got) == {"ups-answer", "off-topic", "two-camps"}
     for r in report["records"]:
-        assert set(r) == {"id", "category", "expected", "got", "confidence"}
+        assert set(r) == {"id", "category", "expected", "got", "confidence"}  # no "error"
         assert r["got"] in {"answer", "abstain", "dispute"}
     assert got["ups-answer"]["got"] == "answer"
     assert got["ups-answer"]["confidence"] >= 0.65

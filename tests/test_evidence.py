@@ -9,6 +9,7 @@ import io
 import pypdfium2 as pdfium
 from PIL import Image
 
+from ingest.pipeline import Ingestor
 from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_support
 from masis_core.graph.nodes.evaluator import check
 from masis_core.services import report_pdf
@@ -152,6 +153,22 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant: Workspa
     assert any("not on this page" in c.value for c in at.caption)
     at.button_group(key=f"{key}-zoom").set_value(3).run()
     assert not at.exception and at.get("image")
+
+
+def test_a_notes_citation_shows_its_words_without_a_zoom_for_a_page_it_lacks(
+    bench: Workbench,
+) -> None:
+    ws = bench.create_workspace("notes", "wordllama")
+    note = "The hydraulic pump must be inspected every 500 operating hours by the shift lead."
+    assert Ingestor(bench).ingest_bytes(ws, note.encode(), "pump.md").status == "ingested"
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    at = fresh_app()
+    at.query_params["run"] = rec.run_id
+    at.run().switch_page("pages/research.py").run()
+    at.toggle(key=f"page-{rec.run_id}-1").set_value(True).run()
+    assert not at.exception
+    assert any("A text or Markdown note has no page to draw" in i.value for i in at.info)
+    assert not at.get("button_group") and not at.get("image")  # no zoom, no page
 
 
 def test_flagged_sentence_is_marked_in_place(bench: Workbench, plant: Workspace) -> None:

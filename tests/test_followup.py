@@ -302,7 +302,7 @@ def test_ui_run_list_keeps_a_lone_run_unthreaded(bench: Workbench, plant) -> Non
     RunService(bench).ask(plant.id, FIRST)
     at: AppTest = fresh_app().run().switch_page("pages/runs.py").run()
     assert not at.exception
-    assert list(at.dataframe[0].value["thread"]) == [None]
+    assert list(at.dataframe[0].value["thread"]) == [""]
     assert [b.proto.label for b in at.get("download_button")] == [
         "Export as Markdown",
         "Export as PDF",

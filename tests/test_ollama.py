@@ -109,6 +109,17 @@ def test_chat_model_factory_asks_for_a_large_context(fake_ollama: FakeOllama) ->
     assert body["options"]["temperature"] == 0
 
 
+def test_a_workspace_is_made_for_an_ollama_embedder_only_when_ollama_has_it(
+    settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    settings.ollama_host = fake_ollama.url
+    bench = Workbench(settings)
+    with pytest.raises(ProviderUnavailable, match="does not have the model 'mxbai-embed-large'"):
+        bench.create_workspace("other", "mxbai-embed-large")
+    assert bench.workspaces() == []
+    assert bench.create_workspace("nomic", "nomic-embed-text").embed_model == NOMIC
+
+
 def test_ingest_into_a_nomic_workspace_through_ollama(
     settings: Settings, fake_ollama: FakeOllama
 ) -> None:

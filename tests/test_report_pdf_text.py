@@ -64,6 +64,14 @@ def test_a_documents_own_marker_prints_as_on_screen_not_as_a_citation(bench) -> 
     assert "[7]" not in text
 
 
+def test_the_pdf_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> None:
+    answer = "Every 500 hours. [1]\n\nSeals are checked. [2]"
+    text = " ".join(pdf_text(run_pdf(record(answer=answer))).split())
+    assert "Answer Every 500 hours. [1] Also relevant Seals are checked. [2]" in text
+    paused = " ".join(pdf_text(run_pdf(record(answer=answer, status="needs_human"))).split())
+    assert "Draft answer — awaiting your review Every 500 hours." in paused
+
+
 def test_without_the_unicode_font_the_marker_still_differs(monkeypatch) -> None:
     monkeypatch.setattr(report_pdf, "FONT_CANDIDATES", ())
     text = pdf_text(run_pdf(record(answer="Every 500 h, see ［7］. [1]", metrics={})))

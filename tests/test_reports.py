@@ -98,6 +98,20 @@ def test_markdown_of_a_paused_run_says_what_it_waits_for() -> None:
     assert "## Citations" not in md
 
 
+OFFLINE_ANSWER = "Every 500 hours. [1]\n\nSeals are checked. [2]"
+
+
+def test_markdown_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> None:
+    """Exported, the other passages ran on under "## Answer" as if the lead's confidence
+    spoke for them, and a paused run's draft read as a final answer."""
+    md = run_markdown(record(answer=OFFLINE_ANSWER))
+    assert "## Answer\n\nEvery 500 hours. [1]\n\n**Also relevant**\n\nSeals are checked. [2]" in md
+    model = run_markdown(record(answer=OFFLINE_ANSWER, engine="ollama"))
+    assert "Also relevant" not in model  # a model's paragraphs are prose, not passages
+    paused = run_markdown(record(answer=OFFLINE_ANSWER, status="needs_human"))
+    assert "## Draft answer — awaiting your review\n" in paused and "## Answer" not in paused
+
+
 def test_page_ranges_in_citation_sources() -> None:
     assert citation_source({"filename": "a.pdf", "page": 3, "page_end": 4}) == "a.pdf, pages 3–4"
     assert citation_source({"filename": "a.pdf", "page": 3, "page_end": 3}) == "a.pdf, page 3"

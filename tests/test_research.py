@@ -7,7 +7,9 @@ import json
 import pytest
 
 from ingest.pipeline import Ingestor
+from masis_core.errors import InputError
 from masis_core.graph.nodes import planner, researcher
+from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.retrieval.hybrid import Candidate, retrieve
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
@@ -95,6 +97,24 @@ def test_invalid_review_response_is_refused_and_the_run_stays_paused(research, w
     assert research.store.get(rec.run_id).status == "needs_human"
     cancelled = research.resume(rec.run_id, {"action": "cancel"})
     assert cancelled.status == "cancelled"
+
+
+def test_retries_out_of_range_and_a_response_to_a_failed_run_are_refused(
+    research: RunService, workspace
+) -> None:
+    """Nine retries went past the graph's recursion limit and failed the run with LangGraph's
+    words; a response to a failed run was dropped without a word."""
+    for bad in (-1, MAX_RETRIES_LIMIT + 1):
+        with pytest.raises(InputError, match=f"max_retries is {bad}: give 0 to 5"):
+            research.start(workspace.id, "How is the pump primed?", max_retries=bad)
+    assert research.store.list(workspace.id) == []
+    rec = research.ask(workspace.id, "How is the pump primed?", max_retries=MAX_RETRIES_LIMIT)
+    assert rec.status in ("completed", "needs_human")
+    rec.status, rec.error = "failed", "Ollama is not reachable"
+    research.store.save(rec)
+    with pytest.raises(InputError, match="failed; it resumes from its last checkpoint as it is"):
+        research.resume(rec.run_id, {"action": "cancel"})
+    assert research.store.get(rec.run_id).status == "failed"
 
 
 def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None:

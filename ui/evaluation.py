@@ -16,7 +16,7 @@ from evaluation.outline import EvaluationStore, load_question_file, run_evaluati
 from masis_core.errors import InputError
 from masis_core.services.jobs import Job
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import untrusted
+from masis_core.text.markup import counted, untrusted
 from ui import charts
 from ui.follow import follow_task
 from ui.resources import jobs, workbench
@@ -128,7 +128,9 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
             + untrusted(", ".join(report["unknown_documents"][:10]))
         )
     misses = [r for r in report["results"] if all(v is None for v in r["ranks"].values())]
-    with st.expander(f"{len(misses)} question(s) no mode found in the top {k}"):
+    if not misses:
+        return
+    with st.expander(f"{counted(len(misses), 'question')} that no mode found in the top {k}"):
         st.dataframe(
             pd.DataFrame(
                 [

@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ingest.highlight import ZOOMS
+from masis_core.answers.judgement import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.support import (
     LEVELS_TEXT,
     SentenceSupport,
@@ -50,22 +51,19 @@ def answer_markdown_marked(
     return "\n\n".join(" ".join(_sentence_markdown(s, real) for s in row) for row in support)
 
 
-ALSO_RELEVANT = "**Also relevant**"
-
-
 def answer_sections(
-    answer: str, support: list[list[SentenceSupport]], citations: list[int], passages: bool
+    answer: str, support: list[list[SentenceSupport]], citations: list[int], engine: str
 ) -> list[str]:
-    """The answer as Markdown blocks. An offline answer (``passages``) is its lead passage,
-    then the "Also relevant" label and the other passages, one paragraph each; a model's
-    answer is drawn whole."""
-    if not passages or "\n\n" not in answer:
+    """The answer as Markdown blocks. An offline answer is its lead passage, then the "Also
+    relevant" label and the other passages, one paragraph each (``lead_and_others``, as the
+    exports have it); a model's answer is drawn whole."""
+    lead, others = lead_and_others(answer, engine)
+    if others is None:
         return [answer_markdown_marked(answer, support, citations)]
-    lead, rest = answer.split("\n\n", 1)
     return [
         answer_markdown_marked(lead, support[:1], citations),
-        ALSO_RELEVANT,
-        answer_markdown_marked(rest, support[1:], citations),
+        f"**{ALSO_RELEVANT}**",
+        answer_markdown_marked(others, support[1:], citations),
     ]
 
 
@@ -131,6 +129,9 @@ def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str, workspace_id:
         return
     if c.get("place"):
         place_view(c, cited)
+        return
+    if not str(c.get("filename") or "").lower().endswith(".pdf"):  # no zoom for no page
+        _no_page(c, cited, "A text or Markdown note has no page to draw; the cited words:")
         return
     first = int(c.get("page") or 1)
     last = int(c.get("page_end") or first)

@@ -15,7 +15,7 @@ from masis_core.services.access import Door
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import ROLES, Role
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import untrusted
+from masis_core.text.markup import counted, untrusted
 from ui.auth import account_box, door, principal_or_stop
 from ui.resources import highlighted_page, jobs, provider_status, workbench
 
@@ -28,6 +28,8 @@ ROUTED = threading.Event()
 PENDING_KEY = "workspace_id_pending"
 # The run an address names: /research?run=ID, /runs?run=ID, /inspector?run=ID.
 RUN_PARAM = "run"
+# The workspace an address names (/library?ws=ID): a reload or a bookmark opens it again.
+WS_PARAM = "ws"
 # The workspace whose deletion waits for the analyst's confirmation.
 DELETING_KEY = "workspace_deleting"
 # What the last action did, said once on the next page drawn (a delete reruns the page).
@@ -84,15 +86,16 @@ def run_picker(
     return by_id[str(chosen)]
 
 
-def say_once(text: str) -> None:
+def say_once(text: str, icon: str = "🗑️") -> None:
     """Keep ``text`` (Markdown, escaped by the caller) for the next page drawn."""
-    st.session_state[NOTICE_KEY] = text
+    st.session_state[NOTICE_KEY] = (text, icon)
 
 
 def _notice() -> None:
-    text = st.session_state.pop(NOTICE_KEY, None)
-    if text:
-        st.success(text, icon="🗑️")
+    said = st.session_state.pop(NOTICE_KEY, None)
+    if said:
+        text, icon = said
+        st.success(text, icon=icon)
 
 
 def mode_badge() -> None:
@@ -110,7 +113,13 @@ def mode_badge() -> None:
         "Answers are built from your documents' own sentences, without a language model. "
         f"Why: {status.reason}"
     )
-    st.caption("To switch to Ollama mode, install Ollama, then run:")
+    if status.forced_offline:
+        st.caption(
+            "To switch to Ollama mode, install Ollama, pull its models, and start the "
+            "workbench again without MASIS_PROVIDER=offline:"
+        )
+    else:
+        st.caption("To switch to Ollama mode, install Ollama, then run:")
     st.code("\n".join(status.enable_commands), language="bash")
 
 
@@ -134,13 +143,23 @@ def _create_form() -> None:
                 st.error(untrusted(str(exc)))
             else:
                 st.session_state[PENDING_KEY] = ws.id
+                renamed = f" (its id: `{ws.id}`)" if ws.id != ws.name else ""
+                say_once(f"Created workspace **{untrusted(ws.name)}**{renamed}.", icon="✅")
                 st.rerun()
+
+
+@st.cache_resource
+def _last_choices() -> dict[tuple[str, str], str]:
+    """Each account's last workspace, per data dir, for as long as the server runs: a page
+    opened in a new tab by its bare address (``/inspector``) opens it, not the first one."""
+    return {}
 
 
 def _remember_choice() -> None:
     st.session_state[CHOICE_KEY] = st.session_state.get(WORKSPACE_KEY)
     # A run link belongs to the workspace it was opened in; another choice leaves it.
     st.query_params.pop(RUN_PARAM, None)
+    st.query_params[WS_PARAM] = st.session_state[CHOICE_KEY]
 
 
 def _delete_box(gate: Door, ws: Workspace) -> None:
@@ -161,8 +180,8 @@ def _delete_box(gate: Door, ws: Workspace) -> None:
             )
         else:
             st.warning(
-                f"Delete workspace **{ws.id}**, its {_count(docs, 'document')} and "
-                f"{_count(runs, 'run')}? This cannot be undone."
+                f"Delete workspace **{ws.id}**, its {counted(docs, 'document')} and "
+                f"{counted(runs, 'run')}? This cannot be undone."
             )
         yes, no = st.columns(2)
         if yes.button("Delete", type="primary", key="ws-delete-yes", disabled=bool(busy)):
@@ -176,18 +195,15 @@ def _delete_box(gate: Door, ws: Workspace) -> None:
             st.session_state.pop(DELETING_KEY, None)
             st.session_state.pop(CHOICE_KEY, None)
             st.query_params.pop(RUN_PARAM, None)
+            st.query_params.pop(WS_PARAM, None)
             say_once(
-                f"Deleted workspace **{ws.id}** with its {_count(docs, 'document')} and "
-                f"{_count(removed, 'run')}."
+                f"Deleted workspace **{ws.id}** with its {counted(docs, 'document')} and "
+                f"{counted(removed, 'run')}."
             )
             st.rerun()
         if no.button("Cancel", key="ws-delete-no"):
             st.session_state.pop(DELETING_KEY, None)
             st.rerun()
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def render_sidebar() -> Workspace | None:
@@ -206,19 +222,30 @@ def render_sidebar() -> Workspace | None:
         mode_badge()
         spaces = gate.workspaces()
         by_id = {ws.id: ws for ws in spaces}
+        last = _last_choices()
+        mine = (str(workbench().settings.data_dir), who.name)
         if PENDING_KEY in st.session_state:
             st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
             st.query_params.pop(RUN_PARAM, None)
         else:
-            # A run's address opens that run's workspace: a reload starts a new session,
-            # which would fall back on the first workspace and lose the run.
-            linked = linked_run()
+            # A reload starts a new session, which would fall back on the first workspace:
+            # a run's address opens that run's workspace, else the address's ``?ws=``, else
+            # (a new tab) the account's last choice.
+            linked, named = linked_run(), st.query_params.get(WS_PARAM)
             if linked is not None and linked.workspace_id in by_id:
                 st.session_state[CHOICE_KEY] = linked.workspace_id
+            elif named in by_id:
+                st.session_state[CHOICE_KEY] = named
+            elif CHOICE_KEY not in st.session_state and last.get(mine) in by_id:
+                st.session_state[CHOICE_KEY] = last[mine]
         choice = st.session_state.get(CHOICE_KEY)
         if choice not in by_id:
             choice = spaces[0].id if spaces else None
         st.session_state[CHOICE_KEY] = st.session_state[WORKSPACE_KEY] = choice
+        if choice is not None:
+            last[mine] = choice
+            if st.query_params.get(WS_PARAM) != choice:
+                st.query_params[WS_PARAM] = choice
         selected = None
         if spaces:
             chosen = st.selectbox(

@@ -15,10 +15,17 @@ import streamlit as st
 from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
-from masis_core.services.reports import citation_source
+from masis_core.services.reports import answer_title, citation_source, is_final
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import escape_markdown, plain, quote_block, safe_link, untrusted
+from masis_core.text.markup import (
+    counted,
+    escape_markdown,
+    plain,
+    quote_block,
+    safe_link,
+    untrusted,
+)
 from ui.auth import door, principal
 from ui.evidence import answer_sections, page_view, support_panel
 
@@ -82,19 +89,22 @@ def panel_label(entry: dict[str, Any]) -> str:
             parts.append("skipped")
         else:
             parts.append(
-                f"{entry.get('queries', 0)} queries, {entry.get('results', 0)} results, "
-                f"{entry.get('duplicates_dropped', 0)} duplicates dropped, "
+                f"{counted(entry.get('queries', 0), 'query', 'queries')}, "
+                f"{counted(entry.get('results', 0), 'result')}, "
+                f"{counted(entry.get('duplicates_dropped', 0), 'duplicate')} dropped, "
                 f"{entry.get('cache_hits', 0)} from cache"
             )
     elif node == "synthesizer":
         parts.append(
-            "skipped" if entry.get("skipped") else f"{entry.get('sentences', 0)} cited sentences"
+            "skipped"
+            if entry.get("skipped")
+            else counted(entry.get("sentences", 0), "cited sentence")
         )
     elif node == "critic" and entry.get("confidence") is not None:
         parts.append(f"confidence {percent(float(entry['confidence']))}")
     elif node == "evaluator":
         parts.append(
-            f"{entry.get('citations', 0)} citations, "
+            f"{counted(entry.get('citations', 0), 'citation')}, "
             f"{len(entry.get('citation_violations') or [])} removed, "
             f"{entry.get('flagged', 0)} flagged"
         )
@@ -172,26 +182,13 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...]
 
 
 # What a run's answer is until the run completes: a draft, never shown as final.
-DRAFT_TITLES = {
-    "needs_human": "Draft answer — awaiting your review",
-    "running": "Draft answer — the run is still working",
-    "failed": "Draft answer — the run failed before it was final",
-    "cancelled": "Draft answer — the run was cancelled at review",
-}
-
-
-def is_final(rec: RunRecord) -> bool:
-    """Only a completed run's answer is final: verdicts and follow-ups are for it alone."""
-    return rec.status == "completed"
-
-
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if not rec.answer:
         return
     if is_final(rec):
         st.subheader("Answer")
     else:
-        st.subheader(DRAFT_TITLES.get(rec.status, "Draft answer"))
+        st.subheader(answer_title(rec))
         st.caption(
             "The run stopped before this answer was final; it is the draft the review is "
             "about. Your verdict (👍 / 👎) and follow-up questions come with the final answer."
@@ -205,7 +202,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
         st.caption("Accepted by the analyst at review.")
     support = sentence_support(rec.answer, rec.citations)
     numbers = [c["n"] for c in rec.citations]
-    for block in answer_sections(rec.answer, support, numbers, rec.engine == "offline"):
+    for block in answer_sections(rec.answer, support, numbers, rec.engine):
         st.markdown(block)
     if is_final(rec):
         verdict(rec)
@@ -213,7 +210,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     flagged = [s for row in support for s in row if s.issue is not None]
     if violations:
         st.warning(
-            f"Removed {len(violations)} fabricated citation(s) that pointed outside the "
+            f"Removed {counted(len(violations), 'fabricated citation')} that pointed outside the "
             f"evidence: {escape_markdown(', '.join(map(str, violations)), inline=True)}"
         )
     if flagged:
@@ -248,7 +245,14 @@ def verdict(rec: RunRecord) -> None:
             on_change=_store_verdict,
             args=(rec.run_id, key),
         )
-    right.caption("Is this answer right? Your verdict is kept with the run and exported.")
+    given = st.session_state.get(key)
+    if given is None:
+        right.caption("Is this answer right? Your verdict is kept with the run and exported.")
+    else:  # the chosen thumb differs only by its shade: say what was recorded
+        right.caption(
+            f"You marked this answer **{'right' if given else 'wrong'}**: kept with the run, "
+            "exported, and counted in this workspace's confidence. Click again to change it."
+        )
 
 
 def source_place(s: dict[str, Any]) -> str:
@@ -273,6 +277,26 @@ def _conflicts(details: dict[str, Any]) -> dict[str, str]:
     return choices
 
 
+def _lead_choice(run_id: str, passages: list[str]) -> int:
+    """Which passage should lead: 0 for the lead as drafted, n for "Also relevant n"."""
+    lead = st.radio(
+        "Which passage answers the question?",
+        range(len(passages) + 1),
+        format_func=lambda n: (
+            "The lead, as drafted"
+            if n == 0
+            else f"Also relevant {n}: {untrusted(shorten(passages[n - 1], 200))}"
+        ),
+        key=f"review-lead-{run_id}",
+    )
+    if lead:
+        st.caption(
+            "Choosing a passage also marks the answer 👍 (you can change it after) and "
+            "teaches this workspace's confidence: the lead passed over counts as a wrong answer."
+        )
+    return int(lead or 0)
+
+
 def review_form(rec: RunRecord) -> dict[str, Any] | None:
     """The inline review form; returns the analyst's response when submitted."""
     payload = rec.hitl or {}
@@ -286,9 +310,12 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
                 f"{details['filtered_out']} passages were below the similarity threshold "
                 f"{details.get('threshold_used')} (best score {details.get('best_score')})."
             )
-        if kind == "low_confidence":
-            for gap in details.get("logical_gaps") or []:
-                st.caption(f"Gap: {untrusted(gap)}")
+        gaps = (details.get("logical_gaps") or []) if kind == "low_confidence" else []
+        if gaps:  # read against the quoted lead: a heading above it is never quoted
+            st.caption(
+                "Words of the question the lead passage, as quoted, does not hold: "
+                + ", ".join(untrusted(g) for g in gaps)
+            )
         sources = _conflicts(details) if kind == "conflict" else {}
         options = [o for o in payload.get("options", []) if o in ACTION_LABELS]
         action = st.radio(
@@ -304,16 +331,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
             )
         passages = details.get("passages") or []  # only a low-confidence review has them
         if action == "accept" and passages:
-            lead = st.radio(
-                "Which passage answers the question?",
-                range(len(passages) + 1),
-                format_func=lambda n: (
-                    "The lead, as drafted"
-                    if n == 0
-                    else f"Also relevant {n}: {untrusted(shorten(passages[n - 1], 200))}"
-                ),
-                key=f"review-lead-{rec.run_id}",
-            )
+            lead = _lead_choice(rec.run_id, passages)
             if lead:
                 response["lead"] = lead
         if action == "choose_source" and sources:

@@ -628,6 +628,19 @@ def lead_of(answer: str) -> str:
     return answer.split("\n\n", 1)[0]
 
 
+ALSO_RELEVANT = "Also relevant"
+
+
+def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
+    """An offline answer's lead passage, and apart from it the "Also relevant" passages (None
+    when there are none). A model's answer is one piece: its paragraphs are prose, not
+    passages, and are shown and exported whole."""
+    if engine != "offline" or "\n\n" not in answer:
+        return answer, None
+    lead, others = answer.split("\n\n", 1)
+    return lead, others
+
+
 def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, float]:
     """Interpretable features of a draft; every one means the same on any document set. What
     is read of the answer is its lead (``lead_of``) and the passages it cites; the sources'

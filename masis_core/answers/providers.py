@@ -11,6 +11,8 @@ from masis_core.llm.embeddings import NOMIC
 from masis_core.llm.ollama import OllamaStatus, probe, pull_hint
 
 OFFLINE_LABEL = "Offline extractive mode"
+# The restart that lets ``auto`` pick Ollama once it runs with the models.
+RESTART_AUTO = "MASIS_PROVIDER=auto streamlit run app.py"
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class ProviderStatus:
     reason: str
     ollama: OllamaStatus | None
     chat_model: str
+    forced_offline: bool = False  # MASIS_PROVIDER=offline: pulling models changes nothing
 
     @property
     def label(self) -> str:
@@ -27,15 +30,22 @@ class ProviderStatus:
 
     @property
     def enable_commands(self) -> list[str]:
-        """What an analyst runs to get Ollama mode."""
-        return [pull_hint(self.chat_model), pull_hint(NOMIC.split(":", 1)[1])]
+        """What an analyst runs to get Ollama mode; when offline was chosen by setting, the
+        restart without it too."""
+        pulls = [pull_hint(self.chat_model), pull_hint(NOMIC.split(":", 1)[1])]
+        return [*pulls, RESTART_AUTO] if self.forced_offline else pulls
 
 
 def resolve_provider(settings: Settings, status: OllamaStatus | None = None) -> ProviderStatus:
     """``auto`` picks Ollama only when it answers and has the chat model."""
     if settings.provider == "offline":
         return ProviderStatus(
-            "offline", True, "MASIS_PROVIDER=offline was set.", None, settings.chat_model
+            "offline",
+            True,
+            "MASIS_PROVIDER=offline was set, so Ollama is not used even when it runs.",
+            None,
+            settings.chat_model,
+            forced_offline=True,
         )
     status = status or probe(settings.ollama_host)
     problem = status.why_not(settings.chat_model)

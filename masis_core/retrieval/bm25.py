@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from masis_core.storage.registry import Registry, Workspace
 
 log = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG when imported: every index build wrote "Building index
+# from IDs objects" into the server's log. Its warnings still pass.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 ROW_UPSERT = upsert(
     "bm25_chunks",

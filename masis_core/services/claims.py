@@ -50,6 +50,11 @@ def check_resumable(rec: RunRecord, response: dict[str, Any] | None) -> None:
         )
     elif rec.status != "failed":
         raise InputError(f"Run '{run_id}' is {rec.status}; only paused or failed runs resume.")
+    elif response is not None:  # it would be dropped: a failed run awaits no review
+        raise InputError(
+            f"Run '{run_id}' failed; it resumes from its last checkpoint as it is, with no "
+            "response (a response answers a paused run's review)."
+        )
 
 
 def resume_input(graph: Any, rec: RunRecord, expected: str, response: dict[str, Any] | None) -> Any:

@@ -113,7 +113,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
     rows = [
         {
             "run_id": r.run_id,
-            "thread": r.thread_id if r.thread_id in threaded else None,
+            "thread": r.thread_id if r.thread_id in threaded else "",
             "created": r.created_at,
             "status": r.status,
             "question": plain(r.question),
@@ -121,7 +121,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "confidence": None if r.confidence is None else round(r.confidence * 100),
             "citations": len(r.citations),
             "retries": len(r.metrics.get("retry_reasons") or []),
-            "review": (r.hitl or {}).get("kind"),
+            "review": (r.hitl or {}).get("kind") or "",  # what a paused run waits for
         }
         for r in runs
     ]
@@ -198,7 +198,7 @@ def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
                 "chunks": r.chunks if r else 0,
                 "pages OCRed": len(r.ocr_pages) if r else 0,
                 "pages without text": len(r.empty_pages) if r else 0,
-                "error": plain(r.error) if r and r.error else None,
+                "error": plain(r.error) if r and r.error else "",
                 "notes": plain("; ".join(r.notes)) if r else "",
             }
         )

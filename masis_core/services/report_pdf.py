@@ -30,8 +30,9 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
+from masis_core.answers.judgement import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
-from masis_core.services.reports import citation_source, run_facts
+from masis_core.services.reports import answer_title, citation_source, run_facts
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import plain
 from masis_core.text.sentences import defang
@@ -152,8 +153,13 @@ def shown(text: object) -> str:
 
 
 def _support(w: _Writer, rec: RunRecord) -> dict[int, tuple[str, ...]]:
-    """The answer, its support per sentence, and the sentences each citation backs."""
-    w.text(rec.answer)
+    """The answer (the lead passage, then "Also relevant" apart, as on screen), its support
+    per sentence, and the sentences each citation backs."""
+    lead, others = lead_and_others(rec.answer or "", rec.engine)
+    w.text(lead)
+    if others is not None:
+        w.heading(ALSO_RELEVANT, size=11)
+        w.text(others)
     support = sentence_support(rec.answer or "", rec.citations)
     w.heading("Support per sentence", size=11)
     number = 0
@@ -209,7 +215,7 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
     w.text("\n".join(run_facts(rec)), size=9, line=4.5)
     if rtl and w.glyphs is not None and not w.shaped:
         w.text(UNSHAPED_NOTE, size=9, line=4.5)
-    w.heading("Answer")
+    w.heading(answer_title(rec))
     if rec.answer:
         cited = _support(w, rec)
     elif rec.hitl:

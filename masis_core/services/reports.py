@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from masis_core.answers.judgement import percent
+from masis_core.answers.judgement import ALSO_RELEVANT, lead_and_others, percent
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
@@ -43,6 +43,25 @@ def _source_markdown(c: dict[str, Any]) -> str:
     return untrusted(citation_source(c))
 
 
+DRAFT_TITLES = {
+    "needs_human": "Draft answer — awaiting your review",
+    "running": "Draft answer — the run is still working",
+    "failed": "Draft answer — the run failed before it was final",
+    "cancelled": "Draft answer — the run was cancelled at review",
+}
+
+
+def is_final(rec: RunRecord) -> bool:
+    """Only a completed run's answer is final: verdicts and follow-ups are for it alone."""
+    return rec.status == "completed"
+
+
+def answer_title(rec: RunRecord) -> str:
+    """ "Answer", or what kind of draft it is: a paused run's draft exported as "Answer" read
+    as a final one."""
+    return "Answer" if is_final(rec) else DRAFT_TITLES.get(rec.status, "Draft answer")
+
+
 def run_facts(
     rec: RunRecord, name: Callable[[str], str] = str, quote: Callable[[str], str] = str
 ) -> list[str]:
@@ -71,9 +90,13 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
     h = "#" * depth
     lines = [f"{h}# {untrusted(rec.question)}", ""]
     lines += [f"- {fact}" for fact in run_facts(rec, lambda n: f"`{n}`", untrusted)]
-    lines += ["", f"{h}## Answer", ""]
+    lines += ["", f"{h}## {answer_title(rec)}", ""]
     if rec.answer:
-        lines.append(answer_markdown(rec.answer, [c["n"] for c in rec.citations]))
+        numbers = [c["n"] for c in rec.citations]
+        lead, others = lead_and_others(rec.answer, rec.engine)
+        lines.append(answer_markdown(lead, numbers))
+        if others is not None:  # as on screen: the confidence speaks of the lead alone
+            lines += ["", f"**{ALSO_RELEVANT}**", "", answer_markdown(others, numbers)]
     elif rec.hitl:
         message = untrusted(rec.hitl.get("message"))
         lines.append(f"_Waiting for review ({rec.hitl.get('kind')}): {message}_")

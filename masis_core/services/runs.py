@@ -13,8 +13,9 @@ from typing import Any
 
 from masis_core.answers.followup import Rewrite
 from masis_core.answers.questions import check_question
-from masis_core.errors import WorkspaceError
+from masis_core.errors import InputError, WorkspaceError
 from masis_core.graph.build import compile_graph
+from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.modes import Mode
 from masis_core.services import claims, threads
 from masis_core.services.calibration import refit_with_verdicts
@@ -115,6 +116,11 @@ class RunService:
         the address at once. ``thread``: the run this one follows up (any turn of its thread);
         ``follow_up``: the analyst's words before the rewrite, kept with the run."""
         question = check_question(question)
+        if max_retries is not None and not 0 <= max_retries <= MAX_RETRIES_LIMIT:
+            raise InputError(
+                f"max_retries is {max_retries}: give 0 to {MAX_RETRIES_LIMIT} retries "
+                "before the run asks you."
+            )
         ws = self.bench.registry.get_workspace(workspace_id)
         if ws is None:
             raise WorkspaceError(f"There is no workspace '{workspace_id}'.")

@@ -90,9 +90,12 @@ class Registry:
     # -- workspaces ---------------------------------------------------------------------
     def create_workspace(self, name: str, embed_model: str) -> Workspace:
         ws_id = slugify(name)
+        if not name.strip():
+            raise WorkspaceError("Give the workspace a name.")
         if not SLUG_RE.match(ws_id):
             raise WorkspaceError(
-                f"'{name}' is not a usable workspace name: use letters, digits, '-' or '_'."
+                f"'{name}' has no letter or digit to make the workspace's id of: use letters, "
+                "digits, '-' or '_'."
             )
         ws = Workspace(ws_id, name.strip(), embed_model, now_iso())
         try:

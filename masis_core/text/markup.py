@@ -68,6 +68,12 @@ def plain(text: object) -> str:
     return ("" if text is None else str(text)).translate(_BIDI_CONTROLS)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 citation', '3 citations' ('1 query', '2 queries' with ``plural``): a panel that said
+    "1 cited sentences" read as a slip."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def escape_markdown(text: str, *, inline: bool = False) -> str:
     """``text`` as Markdown that displays it literally, its addresses as code (see the module
     docstring). ``inline`` folds line breaks into spaces, for labels, captions and list items

@@ -156,19 +156,21 @@ def _table(knots: Sequence[tuple[float, float]]) -> Table:
     return Table(tuple(unique), tuple(unique.values()))
 
 
+KEEPS_GLOBAL = "this workspace keeps the global confidence model"
+
+
 def status_of(points: Sequence[Point]) -> tuple[Status, str]:
     right = sum(p.right for p in points)
     wrong = len(points) - right
     if len(points) < MIN_POINTS:
         return "too_few", (
-            f"{len(points)} labelled answers (at least {MIN_POINTS} are needed): this "
-            "workspace keeps the global confidence model"
+            f"{len(points)} labelled answers (at least {MIN_POINTS} are needed): {KEEPS_GLOBAL}"
         )
     if min(right, wrong) < MIN_EACH:
         side = "right" if wrong < MIN_EACH else "wrong"
         return "one_sided", (
             f"{right} of {len(points)} answers were right: nearly all {side}, nothing to "
-            "fit a map on; this workspace keeps the global confidence model"
+            f"fit a map on; {KEEPS_GLOBAL}"
         )
     return "fitted", f"fitted on {len(points)} answers ({right} right, {wrong} wrong)"
 
@@ -339,12 +341,15 @@ def stale(report: dict[str, Any] | None) -> bool:
     return report is not None and report.get("judge") != judge_version()
 
 
+def usable_fit(report: dict[str, Any] | None) -> bool:
+    """A stored fit that a run would apply: fitted, of today's judge."""
+    return report is not None and report.get("status") == "fitted" and not stale(report)
+
+
 def table_of(report: dict[str, Any] | None, engine: str) -> Table | None:
     """The stored map for runs of ``engine``, or None (global model; also for a stale fit)."""
-    if not report or report.get("status") != "fitted" or report.get("engine") != engine:
-        return None
-    if stale(report):  # scores of another judge
-        return None
+    if report is None or not usable_fit(report) or report.get("engine") != engine:
+        return None  # (a stale fit holds scores of another judge)
     knots = report.get("table") or []
     if not knots:
         return None
@@ -398,6 +403,18 @@ class CalibrationStore:
         workspace is gone, checked in the same transaction as the write."""
         report = {**fit([*outline, *verdicts]), **extra, "workspace": ws_id}
         report["updated_at"] = now_iso()
+        earlier = self.get(ws_id)
+        if report["status"] != "fitted" and earlier is not None and usable_fit(earlier):
+            # Fewer points (a short job, ``--max-questions 5``) know less than the stored
+            # fit: it stays, and the report says so instead of replacing it.
+            points = sum(earlier["points"][k] for k in ("right", "wrong"))
+            report["message"] = report["message"].replace(
+                KEEPS_GLOBAL,
+                f"this workspace keeps its earlier fit ({points} answers, "
+                f"{earlier['updated_at'][:10]})",
+            )
+            report["kept_earlier_fit"] = earlier["updated_at"]
+            return report
         row = (ws_id, ENGINE, report["updated_at"], _points_json(outline), json.dumps(report))
         with self.db.connect() as conn:
             stored = conn.execute(self.GUARDED_UPSERT, (*row, ws_id)).rowcount

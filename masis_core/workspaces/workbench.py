@@ -14,7 +14,7 @@ from pathlib import Path
 
 from masis_core.answers.providers import ProviderStatus, resolve_provider
 from masis_core.config import Settings, get_settings
-from masis_core.errors import EmbedderMismatch
+from masis_core.errors import EmbedderMismatch, ProviderUnavailable, WorkspaceError
 from masis_core.llm.embeddings import (
     WORDLLAMA,
     Embedder,
@@ -22,7 +22,7 @@ from masis_core.llm.embeddings import (
     get_embedder,
     resolve_embedder_name,
 )
-from masis_core.llm.ollama import OllamaStatus
+from masis_core.llm.ollama import OllamaStatus, probe
 from masis_core.retrieval.bm25 import Bm25Store
 from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import ChunkWords, WordVectors
@@ -30,7 +30,7 @@ from masis_core.retrieval.store import VectorStore
 from masis_core.storage.accounts import Accounts
 from masis_core.storage.db import open_database
 from masis_core.storage.owners import HOST, owner_alive
-from masis_core.storage.registry import Document, Registry, Workspace
+from masis_core.storage.registry import Document, Registry, Workspace, slugify
 
 log = logging.getLogger(__name__)
 
@@ -130,12 +130,22 @@ class Workbench:
 
     # -- workspaces ---------------------------------------------------------------------
     def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
+        """A new workspace. An Ollama embedder must answer first: the embedder is fixed at
+        creation, so a workspace made with a mistyped or absent model could never be
+        written to, nor be made again under its name."""
         choice = canonical_name(embedder)
         model = (
             self.default_embedder_name()
             if choice == "auto"
             else resolve_embedder_name(choice, self.settings)
         )
+        if model.startswith("ollama:"):
+            why = probe(self.settings.ollama_host).why_not(model.split(":", 1)[1])
+            if why:
+                raise ProviderUnavailable(
+                    f"The workspace was not created: {why} Or choose the bundled "
+                    f"'{WORDLLAMA}' embedder, which needs nothing."
+                )
         return self.registry.create_workspace(name, model)
 
     def open_workspace(self, ws_id: str, embedder: str = "auto", *, create: bool) -> Workspace:
@@ -144,6 +154,11 @@ class Workbench:
         if ws is None:
             if not create:
                 return self.registry.require_workspace(ws_id)
+            if slugify(ws_id) != ws_id:  # an id names, it is not a name to make one from
+                raise WorkspaceError(
+                    f"'{ws_id}' is not a workspace id: use lower-case letters, digits, '-' "
+                    f"or '_'" + (f" (e.g. '{slugify(ws_id)}')." if slugify(ws_id) else ".")
+                )
             return self.create_workspace(ws_id, embedder)
         choice = canonical_name(embedder)
         if choice not in ("auto", ws.embed_model):

@@ -10,6 +10,8 @@ from masis_core.graph.reviews import other_passages, review
 from masis_core.state import HitlPayload, ResearchState, RetryReason
 
 DEFAULT_MAX_RETRIES = 2
+# Each retry runs planner to critic again; the graph's recursion limit holds five of them.
+MAX_RETRIES_LIMIT = 5
 
 CONFLICT_MESSAGE = (
     "Your documents disagree on this question and more retrieval did not settle it. "
