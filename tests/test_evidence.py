@@ -10,7 +10,12 @@ import pypdfium2 as pdfium
 from PIL import Image
 
 from ingest.pipeline import Ingestor
-from masis_core.answers.support import NO_CITATION, cited_sentences, sentence_support
+from masis_core.answers.support import (
+    LEVELS_TEXT,
+    NO_CITATION,
+    cited_sentences,
+    sentence_support,
+)
 from masis_core.graph.nodes.evaluator import check
 from masis_core.services import report_pdf
 from masis_core.services.report_pdf import PageShot, run_pdf
@@ -52,7 +57,9 @@ def test_each_sentence_gets_the_evidence_sentence_that_backs_it() -> None:
     ((pump, boiler),) = rows
     assert pump.backing is not None and pump.backing.n == 1
     assert pump.backing.sentence.startswith("The hydraulic pump must be inspected every 500")
-    assert pump.level == "strong" and pump.issue is None
+    assert pump.level == "strong" and pump.issue is None  # its words, not word for word
+    ((quoted,),) = sentence_support(pump.backing.sentence + " [1]", [PUMP_CITATION])
+    assert quoted.level == "quoted" and LEVELS_TEXT[quoted.level] == "quoted word for word"
     assert boiler.backing is not None and boiler.backing.n == 2
     assert "descaled once a year" in boiler.backing.sentence
     assert cited_sentences(rows) == {1: (pump.backing.sentence,), 2: (boiler.backing.sentence,)}
@@ -131,10 +138,11 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant: Workspa
     at.button(key="FormSubmitter:ask-Ask").click().run()
     at = settle(at)
     assert any(m.value == "**Support per sentence**" for m in at.markdown)
-    panels = [e for e in at.main.expander if "backed" in e.label or "flagged" in e.label]
+    panels = [e for e in at.main.expander if "quoted" in e.label or "flagged" in e.label]
     assert panels, [e.label for e in at.main.expander]
     first = panels[0]
-    assert first.label.startswith("✅ 1.") and "strongly backed" in first.label
+    # An offline sentence is its source's own: the panel says so, with no score beside it.
+    assert first.label.startswith("📄 1.") and first.label.endswith("— quoted word for word")
     assert any(m.value.startswith("Backed by [1] plant.pdf, pages 1–2") for m in first.markdown), [
         m.value for m in first.markdown
     ]

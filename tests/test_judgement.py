@@ -10,7 +10,9 @@ import pytest
 from masis_core.answers import judgement, offline
 from masis_core.answers.judgement import (
     LOW_CONFIDENCE,
+    asked_clash,
     asked_kind,
+    disputed,
     features,
     figure_clash,
     judge,
@@ -19,6 +21,7 @@ from masis_core.answers.judgement import (
     stance_clash,
 )
 from masis_core.state import Evidence
+from tests.texts import BRIDGE_A, BRIDGE_B
 
 UPS_RUNTIME = (
     "The upsc command lists the variables a UPS driver exposes. battery.runtime reports the "
@@ -531,3 +534,34 @@ def test_an_answered_drafts_confidence_counts_a_hidden_conflict_and_moves_no_dec
         assert (mapped >= bar) == (plain >= bar)
         decisions.add(mapped >= bar)
     assert decisions == {True, False}  # the opinions took the draft to both sides of the bar
+
+
+def test_two_sources_giving_different_values_of_what_is_asked_clash() -> None:
+    """The dispute model, fitted on opinion disputes, let "opened in 1931" and "opened in
+    1952" through as one confident answer citing both."""
+    when = "When was the Zorblat Bridge opened to traffic?"
+    a, b = BRIDGE_A, BRIDGE_B
+    assert asked_clash(when, a, b) == "1931 vs 1952"
+    # "It is 1200 m long" holds one of the question's three words: not read as its answer
+    assert asked_clash("How long is the Zorblat Bridge?", a, b) is None
+    assert asked_clash(when, a, a.replace("1931", "1931 and widened in 1952")) is None  # shared
+    museum = "The Ulm museum next to it was opened in 1952."  # a year, not of what is asked
+    assert asked_clash(when, a, museum) is None
+    how_many = "How many passengers does the Ulm ferry carry?"
+    assert (
+        asked_clash(
+            how_many, "The Ulm ferry carries 350 passengers.", "The ferry carries 420 passengers."
+        )
+        == "350 passengers vs 420 passengers"
+    )
+    assert asked_clash("Who built the Zorblat Bridge?", a, b) is None  # not a year or figure
+    feats = features(
+        when,
+        "The bridge was opened to traffic in 1952. [1]",
+        [
+            {"doc_id": "b", "text": b, "score": 0.9},
+            {"doc_id": "a", "text": a, "score": 0.8},
+        ],
+    )
+    assert feats["asked_clash"] == 1.0
+    assert disputed(feats, {"dispute": 0.0}, {"dispute_threshold": 0.9})

@@ -16,7 +16,7 @@ from masis_core.workspaces.workbench import Workbench
 from tests.graphs import researcher_state, runtime_for
 from tests.pdfs import make_pdf
 from tests.proc import run_module
-from tests.texts import BOILER, PUMP, REVENUE_A, REVENUE_B
+from tests.texts import BOILER, BRIDGE_A, BRIDGE_B, PUMP, REVENUE_A, REVENUE_B
 
 
 @pytest.fixture
@@ -147,6 +147,24 @@ def test_disagreeing_documents_end_in_a_conflict_review(research, bench) -> None
 
 
 @pytest.mark.usefixtures("backend")
+def test_documents_giving_different_years_for_the_asked_fact_end_in_a_conflict(
+    research, bench
+) -> None:
+    ws = bench.create_workspace("bridges", "wordllama")
+    ingestor = Ingestor(bench)
+    for name, text in (("survey.md", BRIDGE_A), ("history.md", BRIDGE_B)):
+        assert ingestor.ingest_bytes(ws, text.encode(), name).status == "ingested"
+    rec = research.ask(ws.id, "When was the Zorblat Bridge opened to traffic?")
+    assert rec.status == "needs_human" and rec.hitl["kind"] == "conflict"
+    (conflict,) = rec.hitl["details"]["conflicts"]
+    assert conflict["reason"] in (
+        "the sources answer it differently (1931 vs 1952)",
+        "the sources answer it differently (1952 vs 1931)",
+    )
+    shown = {s["filename"]: s["text"] for s in conflict["sources"]}
+    assert "1931" in shown["survey.md"] and "1952" in shown["history.md"]
+
+
 def test_resume_in_a_new_process(research, workspace, settings) -> None:
     rec = research.ask(workspace.id, "What was Apple's revenue in Q4 2024?")
     response = json.dumps({"action": "rephrase", "text": "When is the boiler descaled?"})

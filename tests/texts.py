@@ -38,3 +38,13 @@ BOILER_LOG_ENTRIES = (
     "operator on shift."
 )
 BOILER_LOG_QUESTION = "What goes into the boiler log and where is it stored?"
+
+# Two notes that contradict each other on when a bridge opened (and how long it is).
+BRIDGE_A = (
+    "The Zorblat Bridge\n\nThe Zorblat Bridge spans the river Ulm. It is 1200 m long and was "
+    "opened to traffic in 1931. It carries two lanes."
+)
+BRIDGE_B = (
+    "Zorblat Bridge history\n\nThe Zorblat Bridge is 3400 m long. The bridge was opened to "
+    "traffic in 1952 after a long delay. It carries four lanes."
+)

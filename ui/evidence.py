@@ -26,7 +26,7 @@ from masis_core.text.markup import answer_markdown, highlighted_text, quote_bloc
 from ui.auth import door
 from ui.resources import highlighted_page
 
-ICONS = {"strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
+ICONS = {"quoted": "📄", "strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
 SHORT_LABEL = 90
 
 
@@ -77,7 +77,8 @@ def support_panel(support: list[list[SentenceSupport]], citations: list[dict[str
             number += 1
             icon, level = ICONS[s.level], LEVELS_TEXT[s.level]
             short = s.text if len(s.text) <= SHORT_LABEL else s.text[: SHORT_LABEL - 1] + "…"
-            score = f" · {round(s.backing.score * 100)}%" if s.backing else ""
+            quoted = s.level == "quoted"  # its share is 100% by construction
+            score = f" · {round(s.backing.score * 100)}%" if s.backing and not quoted else ""
             with st.expander(f"{icon} {number}. {untrusted(short)} — {level}{score}"):
                 if s.issue is not None:
                     st.warning(f"Flagged: {untrusted(s.issue)}", icon="⚠️")

@@ -29,8 +29,11 @@ from masis_core.text.sentences import (
 STRONG = 0.6
 PARTIAL = 0.3
 NO_CITATION = "no valid citation"
-Level = Literal["strong", "partial", "weak", "flagged"]
+Level = Literal["quoted", "strong", "partial", "weak", "flagged"]
 LEVELS_TEXT: dict[Level, str] = {
+    # An offline answer's sentences are its sources' own: "strongly backed · 100%" beside a
+    # confidence of 6% read as a verdict on the answer, when it only says where it is from.
+    "quoted": "quoted word for word",
     "strong": "strongly backed",
     "partial": "partly backed",
     "weak": "weakly backed",
@@ -77,6 +80,10 @@ class SentenceSupport:
         if self.issue is not None:
             return "flagged"
         score = self.backing.score if self.backing else 0.0
+        if self.backing is not None and " ".join(self.text.split()) in " ".join(
+            self.backing.sentence.split()
+        ):
+            return "quoted"
         return "strong" if score >= STRONG else "partial" if score >= PARTIAL else "weak"
 
 
