@@ -72,10 +72,10 @@ def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_pat
     expect(page.get_by_text("Support per sentence")).to_be_visible()
 
     # The first sentence's support: the evidence sentence behind it.
-    support = page.get_by_text(re.compile(r"^✅ 1\. "))
+    support = page.get_by_text(re.compile(r"^📄 1\. "))  # an offline sentence is a quote
     support.click()
     expect(
-        page.get_by_text(re.compile(r"^Backed by \[\d\] nut-solaris-usb\.pdf")).first
+        page.get_by_text(re.compile(r"^Quoted from \[\d\] nut-solaris-usb\.pdf")).first
     ).to_be_visible()
 
     # The first citation's page, highlighted.

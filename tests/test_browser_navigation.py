@@ -119,7 +119,8 @@ def test_every_page_opens_by_its_address_and_the_file_list_never_shows(tmp_path:
 def test_a_run_link_reloads_in_its_own_workspace(tmp_path: Path) -> None:
     """Two workspaces; in the second, two paused runs. Open the older one from the Research
     page, reload: the second workspace and that run are shown. ``/runs?run=ID`` opens that
-    run, not the newest; an id that names no run says so."""
+    run, not the newest; an id that names no run says so. The first workspace chosen, a
+    reload and a new tab keep it."""
     log = tmp_path / "streamlit.log"
     with server(tmp_path / "data", log) as url:
         for page in browser_page(url, ""):
@@ -170,6 +171,24 @@ def test_a_run_link_reloads_in_its_own_workspace(tmp_path: Path) -> None:
                 page.goto(f"{url}/{path}?run=0123456789abcdef")
                 landed(page, name)
                 expect(page.get_by_text(re.compile("No run .*0123456789abcdef"))).to_be_visible()
+
+            # The workspace is in the address: a page reloaded without a run kept the first
+            # workspace ("No documents yet"); a bare address in a new tab opens the last choice.
+            sidebar = page.get_by_test_id("stSidebar")
+            sidebar.get_by_role("combobox", name="Workspace", exact=True).click()
+            page.get_by_role("option", name=re.compile(r"^alpha · ")).click()
+            workspace_shown(page, "alpha")
+            idle(page)
+            go(page, "Library")
+            expect(page).to_have_url(re.compile(r"/library\?(.*&)?ws=alpha"))
+            page.reload()
+            landed(page, "Library")
+            workspace_shown(page, "alpha")
+            tab = page.context.browser.new_page()  # no session of its own to fall back on
+            tab.goto(f"{url}/inspector")
+            landed(tab, "Inspector")
+            workspace_shown(tab, "alpha")
+            tab.close()
     assert not server_problems(log)
 
 

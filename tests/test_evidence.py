@@ -143,9 +143,9 @@ def test_support_panel_and_the_highlighted_page(bench: Workbench, plant: Workspa
     first = panels[0]
     # An offline sentence is its source's own: the panel says so, with no score beside it.
     assert first.label.startswith("📄 1.") and first.label.endswith("— quoted word for word")
-    assert any(m.value.startswith("Backed by [1] plant.pdf, pages 1–2") for m in first.markdown), [
-        m.value for m in first.markdown
-    ]
+    assert any(
+        m.value.startswith("Quoted from [1] plant.pdf, pages 1–2") for m in first.markdown
+    ), [m.value for m in first.markdown]
     assert any("500 operating hours" in m.value for m in first.markdown)
     at.toggle(key=f"page-{at.query_params['run']}-1").set_value(True).run()
     assert not at.exception

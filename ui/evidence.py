@@ -86,12 +86,13 @@ def support_panel(support: list[list[SentenceSupport]], citations: list[dict[str
                     st.caption("No cited passage backs this sentence.")
                     continue
                 where = untrusted(citation_source(by_n.get(s.backing.n, {})))
-                st.markdown(f"Backed by [{s.backing.n}] {where}:")
+                st.markdown(f"{'Quoted from' if quoted else 'Backed by'} [{s.backing.n}] {where}:")
                 st.markdown(quote_block(s.backing.sentence))
-                st.caption(
-                    f"{round(s.backing.score * 100)}% of the sentence's content words are in "
-                    "this evidence sentence."
-                )
+                if not quoted:
+                    st.caption(
+                        f"{round(s.backing.score * 100)}% of the sentence's content words are "
+                        "in this evidence sentence."
+                    )
 
 
 def _no_page(c: dict[str, Any], cited: tuple[str, ...], why: str) -> None:
