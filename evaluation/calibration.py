@@ -252,7 +252,13 @@ def calibrate_workspace(
         "seconds": round(time.perf_counter() - started, 1),
     }
     verdicts = verdict_points(RunStore(bench).list(ws_id, limit=10_000))
-    report = CalibrationStore(bench.db).save(ws_id, points, verdicts, **extra)
+    # A run asked for fewer questions than the job's own (``calibrate --max-questions 5``)
+    # does not replace a fit on more points; the job after an upload always stores, since
+    # the documents may have changed under the old fit.
+    short = limit < MAX_QUESTIONS
+    report = CalibrationStore(bench.db).save(
+        ws_id, points, verdicts, keep_larger_fit=short, **extra
+    )
     if report is None:
         return {"workspace": ws_id, "status": "deleted"}
     return report

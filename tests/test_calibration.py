@@ -199,12 +199,12 @@ def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
 
 def test_too_few_new_points_leave_an_earlier_fit_in_place(bench: Workbench) -> None:
     """``calibrate --max-questions 2`` after a good fit: the fit stays, and the report says so
-    rather than "keeps the global model" while the map is gone."""
+    rather than "keeps the global model" while the map is gone. Only a short job asks it."""
     store = CalibrationStore(bench.db)
     ws = bench.create_workspace("a", "wordllama")
     fitted = store.save(ws.id, under_confident(), [])
     assert fitted is not None and fitted["status"] == "fitted"
-    again = store.save(ws.id, under_confident()[:3], [])
+    again = store.save(ws.id, under_confident()[:3], [], keep_larger_fit=True)
     assert again is not None and again["status"] == "too_few"
     assert "keeps its earlier fit (60 answers, " in again["message"]
     assert again["kept_earlier_fit"] == fitted["updated_at"]
@@ -217,8 +217,12 @@ def test_too_few_new_points_leave_an_earlier_fit_in_place(bench: Workbench) -> N
             "UPDATE calibrations SET report = ? WHERE workspace_id = ?",
             (json.dumps(stale_report), ws.id),
         )
-    replaced = store.save(ws.id, under_confident()[:3], [])
+    replaced = store.save(ws.id, under_confident()[:3], [], keep_larger_fit=True)
     assert replaced is not None and "keeps the global confidence model" in replaced["message"]
+    assert store.get(ws.id)["status"] == "too_few"
+    # A verdict's refit (no flag) always stores: a withdrawn 👎 must count at once.
+    assert store.save(ws.id, under_confident(), []) is not None
+    store.save(ws.id, under_confident()[:3], [])
     assert store.get(ws.id)["status"] == "too_few"
 
 

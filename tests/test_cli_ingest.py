@@ -9,6 +9,7 @@ import pytest
 
 from ingest.__main__ import main
 from masis_core.config import Settings
+from masis_core.errors import WorkspaceError
 from masis_core.workspaces.workbench import Workbench
 from tests.conftest import FIXTURES
 from tests.pdfs import filler, make_pdf
@@ -85,6 +86,8 @@ def test_a_name_that_is_no_id_or_an_absent_embedder_makes_no_workspace(
     assert "The workspace was not created: Ollama is not reachable" in err
     assert "ollama pull wordlama" in err and "'wordllama' embedder" in err
     assert Workbench(settings).workspaces() == []
+    with pytest.raises(WorkspaceError, match="Give the workspace a name"):  # said before Ollama
+        Workbench(settings).create_workspace("  ", "nomic-embed-text")
     assert main(["-w", "typo", "--embedder", "wordllama", str(folder / "a.pdf")]) == 0
 
 

@@ -60,6 +60,10 @@ def test_each_sentence_gets_the_evidence_sentence_that_backs_it() -> None:
     assert pump.level == "strong" and pump.issue is None  # its words, not word for word
     ((quoted,),) = sentence_support(pump.backing.sentence + " [1]", [PUMP_CITATION])
     assert quoted.level == "quoted" and LEVELS_TEXT[quoted.level] == "quoted word for word"
+    # Part of a sentence is no quote of it: "It is not true that …" would lose its "not".
+    part = pump.backing.sentence.split(" every ")[0] + ". [1]"
+    ((cut,),) = sentence_support(part, [PUMP_CITATION])
+    assert cut.level != "quoted"
     assert boiler.backing is not None and boiler.backing.n == 2
     assert "descaled once a year" in boiler.backing.sentence
     assert cited_sentences(rows) == {1: (pump.backing.sentence,), 2: (boiler.backing.sentence,)}

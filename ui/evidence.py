@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ingest.highlight import ZOOMS
-from masis_core.answers.judgement import ALSO_RELEVANT, lead_and_others
+from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.support import (
     LEVELS_TEXT,
     SentenceSupport,
@@ -24,7 +24,7 @@ from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
 from ui.auth import door
-from ui.resources import highlighted_page
+from ui.resources import has_pages, highlighted_page
 
 ICONS = {"quoted": "📄", "strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
 SHORT_LABEL = 90
@@ -132,7 +132,7 @@ def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str, workspace_id:
     if c.get("place"):
         place_view(c, cited)
         return
-    if not str(c.get("filename") or "").lower().endswith(".pdf"):  # no zoom for no page
+    if not has_pages(str(c["doc_id"])):  # a note: no zoom for a page it lacks
         _no_page(c, cited, "A text or Markdown note has no page to draw; the cited words:")
         return
     first = int(c.get("page") or 1)

@@ -7,6 +7,7 @@ import streamlit as st
 from evaluation.calibration import job_work
 from ingest.highlight import HighlightedPage
 from ingest.isolate import highlight_pdf_page
+from ingest.parsing import has_pdf_header
 from ingest.pipeline import Ingestor
 from masis_core.answers.providers import ProviderStatus
 from masis_core.config import get_settings
@@ -44,6 +45,17 @@ def jobs() -> JobManager:
 def provider_status() -> ProviderStatus:
     """Probing Ollama costs up to a second; once per half-minute is enough for a badge."""
     return workbench().provider_status()
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def has_pages(doc_id: str) -> bool:
+    """Whether a document's stored original is a PDF, by its bytes as ingest read it (a PDF
+    named ``.txt`` has pages; a note never has)."""
+    try:
+        with workbench().file_path(doc_id).open("rb") as fh:
+            return has_pdf_header(fh.read(1024))
+    except OSError:  # its original is gone: the page view says so
+        return True
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -501,41 +501,29 @@ def figure_clash(a: str, b: str) -> str | None:
     return None
 
 
-# Share of the question's content words a sentence must hold for its year or figure to be
-# read as an answer to it ("It … was opened to traffic in 1931." for "When was the bridge
-# opened to traffic?").
-ASKED_SENTENCE = 0.5
-
-
-def asked_values(question: str, text: str) -> set[str]:
-    """The years and dates (a "when" question) or figures with their unit (a "how many / how
-    much") that ``text``'s sentences on the question give, beyond the question's own."""
-    kind = asked_kind(question)
+def asked_values(question: str, text: str) -> dict[str, set[str]]:
+    """What the sentences of ``text`` holding half of the question's content words give of
+    what it asks, beyond the question's own: years and dates ("when"), figures by their unit
+    ("how many / how much": {'passengers': {'350'}})."""
+    kind, wanted = asked_kind(question), content_stems(question)
     if kind not in ("date", "quantity"):
-        return set()
-    wanted, own = content_stems(question), set(_YEAR.findall(question))
-    out: set[str] = set()
-    for s in sentences(defang(text)):
-        if _share(wanted, content_stems(s)) < ASKED_SENTENCE:
-            continue
-        if kind == "date":
-            out |= (set(_YEAR.findall(s)) - own) | _dates(s)
-        else:
-            out |= {f"{v} {unit}" for unit, values in _figures(s).items() for v in values}
-    return out
+        return {}
+    said = [s for s in sentences(defang(text)) if _share(wanted, content_stems(s)) >= 0.5]
+    if kind == "date":
+        own = set(_YEAR.findall(question))
+        return {"year": {v for s in said for v in {*_YEAR.findall(s), *_dates(s)}} - own}
+    own = set(_DIGITS.findall(question))
+    return {unit: values - own for unit, values in _figures(" ".join(said)).items()}
 
 
 def asked_clash(question: str, a: str, b: str) -> str | None:
-    """Two sources answer what the question asks with different values, none shared: "1931
-    vs 1952" for when a bridge opened. The dispute model, fitted on the development cases
-    (mostly opposed opinions), gives a figure clash no weight, and so answered confidently
-    from two documents that contradict each other on the very fact asked. Measured on the
-    development cases' first drafts: mode accuracy 0.631 → 0.630, disputes found 0.568 →
-    0.609, answers 0.609 → 0.595 (11 answers whose sources give different figures, such as
-    two populations of Tokyo, now shown side by side)."""
+    """Two sources give different values of what is asked in one unit, none shared ("1931 vs
+    1952"): a conflict whatever the dispute model says (docs/answers-and-confidence.md)."""
     va, vb = asked_values(question, a), asked_values(question, b)
-    if va and vb and not va & vb:
-        return f"{', '.join(sorted(va))} vs {', '.join(sorted(vb))}"
+    for unit in sorted(set(va) & set(vb)):
+        if va[unit] and vb[unit] and not va[unit] & vb[unit]:
+            said = f"{', '.join(sorted(va[unit]))} vs {', '.join(sorted(vb[unit]))}"
+            return said if unit == "year" else f"{said} {unit}"
     return None
 
 
@@ -669,19 +657,6 @@ def lead_of(answer: str) -> str:
     of a model's answer). The confidence speaks about it alone: the "Also relevant" passages
     after it do not raise it."""
     return answer.split("\n\n", 1)[0]
-
-
-ALSO_RELEVANT = "Also relevant"
-
-
-def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
-    """An offline answer's lead passage, and apart from it the "Also relevant" passages (None
-    when there are none). A model's answer is one piece: its paragraphs are prose, not
-    passages, and are shown and exported whole."""
-    if engine != "offline" or "\n\n" not in answer:
-        return answer, None
-    lead, others = answer.split("\n\n", 1)
-    return lead, others
 
 
 def features(question: str, answer: str, evidence: list[Evidence]) -> dict[str, float]:
@@ -992,7 +967,7 @@ def disputed(feats: dict[str, float], probs: dict[str, float], params: dict[str,
 
     Two sources giving different values of what the question asks (``asked_clash``) are a
     conflict whatever the model says."""
-    if feats.get("asked_clash"):
+    if feats.get("asked_clash") and feats.get("answered"):  # (an empty draft disputes nothing)
         return True
     return bool(feats.get("topic_pair")) and probs["dispute"] >= params["dispute_threshold"]
 

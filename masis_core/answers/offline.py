@@ -15,6 +15,18 @@ from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
 from masis_core.text.sentences import content_stems, defang, strip_markers
 
+ALSO_RELEVANT = "Also relevant"
+
+
+def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
+    """An offline answer's lead passage, and apart from it the "Also relevant" passages (None
+    when there are none), as the screen and the exports lay them out. A model's answer is one
+    piece: its paragraphs are prose, not passages."""
+    if engine != "offline" or "\n\n" not in answer:
+        return answer, None
+    lead, others = answer.split("\n\n", 1)
+    return lead, others
+
 
 def alternatives(question: str) -> list[str]:
     """Rule-based expansion: the question's content words, then the same without question form."""

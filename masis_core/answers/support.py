@@ -80,10 +80,9 @@ class SentenceSupport:
         if self.issue is not None:
             return "flagged"
         score = self.backing.score if self.backing else 0.0
-        if self.backing is not None and " ".join(self.text.split()) in " ".join(
-            self.backing.sentence.split()
-        ):
-            return "quoted"
+        said = " ".join(self.text.split())
+        if self.backing is not None and said and said == " ".join(self.backing.sentence.split()):
+            return "quoted"  # the whole evidence sentence, not part of it ("It is not true that …")
         return "strong" if score >= STRONG else "partial" if score >= PARTIAL else "weak"
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-from masis_core.answers.judgement import ALSO_RELEVANT, lead_and_others
+from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
 from masis_core.services.reports import answer_title, citation_source, run_facts
 from masis_core.services.runs import RunRecord
@@ -167,7 +167,9 @@ def _support(w: _Writer, rec: RunRecord) -> dict[int, tuple[str, ...]]:
         for s in row:
             number += 1
             how = LEVELS_TEXT[s.level]
-            if s.backing is not None:
+            if s.backing is not None and s.level == "quoted":
+                how += f" from [{s.backing.n}]"
+            elif s.backing is not None:
                 how += f", {round(s.backing.score * 100)}% in [{s.backing.n}]"
             line = f"{number}. {shown(s.text)} — {how}"
             if s.issue is not None:

@@ -88,15 +88,23 @@ class Registry:
         return self.db.connect()
 
     # -- workspaces ---------------------------------------------------------------------
-    def create_workspace(self, name: str, embed_model: str) -> Workspace:
+    def new_workspace_id(self, name: str) -> str:
+        """The id a new workspace of that name gets; a name that makes none, or the id of a
+        workspace that exists, is refused (before any slower check of the embedder)."""
         ws_id = slugify(name)
         if not name.strip():
             raise WorkspaceError("Give the workspace a name.")
         if not SLUG_RE.match(ws_id):
             raise WorkspaceError(
-                f"'{name}' has no letter or digit to make the workspace's id of: use letters, "
-                "digits, '-' or '_'."
+                f"'{name}' has no ASCII letter or digit to make the workspace's id of: use "
+                "letters a-z, digits, '-' or '_'."
             )
+        if self.get_workspace(ws_id) is not None:
+            raise WorkspaceError(f"A workspace '{ws_id}' already exists.")
+        return ws_id
+
+    def create_workspace(self, name: str, embed_model: str) -> Workspace:
+        ws_id = self.new_workspace_id(name)
         ws = Workspace(ws_id, name.strip(), embed_model, now_iso())
         try:
             with self._conn() as conn:

@@ -397,17 +397,26 @@ class CalibrationStore:
         self.db = db
 
     def save(
-        self, ws_id: str, outline: Sequence[Point], verdicts: Sequence[Point], **extra: Any
+        self,
+        ws_id: str,
+        outline: Sequence[Point],
+        verdicts: Sequence[Point],
+        *,
+        keep_larger_fit: bool = False,
+        **extra: Any,
     ) -> dict[str, Any] | None:
         """Fit outline + verdict points and store them; None (nothing stored) when the
-        workspace is gone, checked in the same transaction as the write."""
+        workspace is gone, checked in the same transaction as the write. With
+        ``keep_larger_fit`` (a calibration job), a stored fit of today's judge on more points
+        stays when these are too few or one-sided."""
         report = {**fit([*outline, *verdicts]), **extra, "workspace": ws_id}
         report["updated_at"] = now_iso()
-        earlier = self.get(ws_id)
-        if report["status"] != "fitted" and earlier is not None and usable_fit(earlier):
-            # Fewer points (a short job, ``--max-questions 5``) know less than the stored
-            # fit: it stays, and the report says so instead of replacing it.
-            points = sum(earlier["points"][k] for k in ("right", "wrong"))
+        earlier = self.get(ws_id) if keep_larger_fit and report["status"] != "fitted" else None
+        points = sum(earlier["points"][k] for k in ("right", "wrong")) if earlier else 0
+        if earlier is not None and usable_fit(earlier) and points > len(outline) + len(verdicts):
+            # A short job (``--max-questions 5``) knows less than the stored fit: it stays,
+            # and the report says so instead of replacing it. A verdict's refit always
+            # stores: the analyst's change must count at once.
             report["message"] = report["message"].replace(
                 KEEPS_GLOBAL,
                 f"this workspace keeps its earlier fit ({points} answers, "

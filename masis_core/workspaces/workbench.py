@@ -133,6 +133,7 @@ class Workbench:
         """A new workspace. An Ollama embedder must answer first: the embedder is fixed at
         creation, so a workspace made with a mistyped or absent model could never be
         written to, nor be made again under its name."""
+        self.registry.new_workspace_id(name)  # a bad or taken name is said first
         choice = canonical_name(embedder)
         model = (
             self.default_embedder_name()
