@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -87,6 +88,8 @@ def test_lists_workspaces_and_their_documents(app: AppTest, bench: Workbench) ->
 def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, bench) -> None:
     bench.create_workspace("demo", "wordllama")
     at = app.run()
+    at.button(key="FormSubmitter:upload-Ingest").click().run()  # nothing chosen yet
+    assert [w.value for w in at.warning] == ["Choose one or more files first, then press Ingest."]
     at.file_uploader[0].set_value(
         [
             ("pump.pdf", make_pdf([filler("pump", 300), filler("valve", 300)]), "application/pdf"),
@@ -207,6 +210,9 @@ def test_conflict_review_shows_sources_side_by_side_and_choosing_one_resolves(ap
 def test_a_weak_lead_can_be_swapped_for_the_passage_that_answers(app, bench) -> None:
     at = ask(app.run(), BOILER_LOG_QUESTION)
     assert any(m.value == "### 🙋 Low confidence" for m in at.markdown)
+    lacks = [c.value for c in at.caption if c.value.startswith("Words of the question")]
+    assert len(lacks) == 1, lacks  # one line, not a "Gap:" caption per word
+    assert lacks[0].startswith("Words of the question the lead passage, as quoted, does not hold: ")
     assert not [r for r in at.radio if (r.key or "").startswith("review-lead")]
     by_key_prefix(at.radio, "review-action").set_value("accept").run()
     lead = by_key_prefix(at.radio, "review-lead")
@@ -252,6 +258,9 @@ def test_runs_page_lists_history_and_exports_markdown(app: AppTest, plant, bench
     history = at.dataframe[0].value
     assert list(history["run_id"]) == [rec.run_id]
     assert list(history["status"]) == ["completed"]
+    assert list(history["thread"]) == [""] and list(history["review"]) == [""]  # no "None"
+    config = json.loads(at.dataframe[0].proto.columns)  # the confidence shown with its "%"
+    assert config["confidence"]["type_config"]["format"] == "%d%%"
     export = at.get("download_button")
     assert [e.proto.label for e in export] == ["Export as Markdown", "Export as PDF"]
     assert any("500 operating hours" in m.value for m in at.markdown)
