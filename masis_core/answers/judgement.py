@@ -519,7 +519,11 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
 def asked_clash(question: str, a: str, b: str) -> str | None:
     """Two sources give different values of what is asked in one unit, none shared ("1931 vs
     1952"): a conflict whatever the dispute model says (docs/answers-and-confidence.md)."""
-    va, vb = asked_values(question, a), asked_values(question, b)
+    return values_clash(asked_values(question, a), asked_values(question, b))
+
+
+def values_clash(va: dict[str, set[str]], vb: dict[str, set[str]]) -> str | None:
+    """``asked_clash`` on values read once per passage (``_pairs`` compares each with all)."""
     for unit in sorted(set(va) & set(vb)):
         if va[unit] and vb[unit] and not va[unit] & vb[unit]:
             said = f"{', '.join(sorted(va[unit]))} vs {', '.join(sorted(vb[unit]))}"
@@ -629,6 +633,7 @@ def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
     wanted = content_stems(question)
     raw = [ev.get("text", "") for ev in evidence]
     texts = [_on_topic(defang(t), wanted) for t in raw]
+    asked = [asked_values(question, t) for t in raw]
     stems = [content_stems(t) for t in texts]
     out = []
     for i, j in itertools.combinations(range(len(evidence)), 2):
@@ -646,7 +651,7 @@ def _pairs(question: str, evidence: list[Evidence]) -> list[Pair]:
                 camps=bool(OPINION.search(texts[i]) and OPINION.search(texts[j])),
                 shared=shared,
                 verdicts=valence(texts[i]) * valence(texts[j]) < 0,
-                asked=asked_clash(question, raw[i], raw[j]),
+                asked=values_clash(asked[i], asked[j]),
             )
         )
     return out
