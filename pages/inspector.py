@@ -41,7 +41,7 @@ with runs_tab:
         "Run",
         runs,
         "inspector-run",
-        lambda r: f"{r.created_at} · {r.status} · {plain(r.question[:80])}",
+        lambda r: f"{r.created_at} · {r.shown_status} · {plain(r.question[:80])}",
     )
 
     st.subheader("This run")

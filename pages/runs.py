@@ -34,7 +34,7 @@ rec = run_picker(
     "Open a run",
     runs,
     "runs-open",
-    lambda r: f"{r.run_id} · {r.status} · {plain(r.question[:80])}",
+    lambda r: f"{r.run_id} · {r.shown_status} · {plain(r.question[:80])}",
 )
 audited = functools.partial(door().exported, rec.run_id)  # a download is an audited export
 left, mid, right = st.columns(3)

@@ -388,12 +388,16 @@ def test_the_address_names_the_workspace_so_a_reload_or_a_new_tab_keeps_it(bench
     reloaded.query_params["ws"] = "alpha"
     reloaded.run()
     assert reloaded.sidebar.selectbox(key="workspace_id").value == "alpha"  # the address wins
+    assert not [w for w in reloaded.warning if "that you can open" in w.value]
     unknown = fresh_app()
     unknown.query_params["ws"] = "no-such-workspace"
     unknown.run()
     assert not unknown.exception
     assert unknown.sidebar.selectbox(key="workspace_id").value == "alpha"
     assert unknown.query_params["ws"] == "alpha"
+    # A stale bookmark is said, not silently replaced by another workspace's documents.
+    said = [w.value for w in unknown.main.warning]
+    assert "No workspace “no-such-workspace” that you can open; showing **alpha**." in said
 
 
 def test_deleting_a_workspace_asks_first_and_says_what_went(app: AppTest, plant, bench):

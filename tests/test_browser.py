@@ -168,7 +168,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     screenshot(page, "research-page.png", tmp_path)
 
     # A paused run's answer is a draft: no follow-up until the analyst accepts it.
-    if page.get_by_text(re.compile(r"Run `?\w+`? · needs human")).count():
+    if page.get_by_text(re.compile(r"Run `?\w+`? · awaiting review")).count():
         expect(page.get_by_role("textbox", name="Your follow-up")).to_have_count(0)
         page.get_by_text("Accept the answer", exact=True).click()
         page.get_by_role("button", name="Submit and resume").click()
@@ -196,12 +196,12 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     go(page, "Research")  # the session's last run is still there
     # Completed, or paused at review where the judge doubts that its lead answers.
     follow_up_run = shown_run(page)
-    expect_status(page, "completed|needs human", follow_up_run)
+    expect_status(page, "completed|awaiting review", follow_up_run)
 
     # Something the manual does not cover: the run pauses with a form in place.
     ask(page, "What was the population of Mongolia's capital city in 1990?")
     expect(page.get_by_text("No qualifying evidence")).to_be_visible()
-    expect_status(page, "needs human", shown_run(page, other_than=follow_up_run))
+    expect_status(page, "awaiting review", shown_run(page, other_than=follow_up_run))
     screenshot(page, "review-form.png", tmp_path)
     page.get_by_text("Rephrase the question").click()
     field = page.get_by_label("New question")
@@ -213,7 +213,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     expect(page.get_by_text(re.compile(r"human_review · no_evidence → rephrase"))).to_be_visible()
     # The rephrased run answered: completed, or paused again on the judge's doubt (61%: its lead
     # names UGEN but not how it is bound).
-    expect_status(page, "completed|needs human")
+    expect_status(page, "completed|awaiting review")
     expect(page.get_by_text("Sources", exact=True)).to_be_visible()
     # The heading follows the rephrase.
     expect(page.get_by_role("heading", name=new_question)).to_be_visible()

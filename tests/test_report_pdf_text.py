@@ -72,6 +72,23 @@ def test_the_pdf_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> 
     assert "Draft answer — awaiting your review Every 500 hours." in paused
 
 
+def test_passages_without_a_page_image_share_a_sheet() -> None:
+    """Each citation began a sheet of its own: web results and notes, which have no page
+    image, each left a sheet near-empty."""
+    web = [
+        {"n": n, "filename": f"result {n}", "url": f"https://example.org/{n}", "text": "Seals."}
+        for n in (1, 2, 3, 4)
+    ]
+    data = run_pdf(record(answer="Seals are checked. [1]", citations=web))
+    pdf = pdfium.PdfDocument(data)
+    try:
+        assert len(pdf) == 2  # the answer, then one sheet for the whole appendix
+    finally:
+        pdf.close()
+    appendix = " ".join(pdf_text(data).split())
+    assert all(f"[{n}] result {n} — https://example.org/{n}" in appendix for n in (1, 2, 3, 4))
+
+
 def test_without_the_unicode_font_the_marker_still_differs(monkeypatch) -> None:
     monkeypatch.setattr(report_pdf, "FONT_CANDIDATES", ())
     text = pdf_text(run_pdf(record(answer="Every 500 h, see ［7］. [1]", metrics={})))

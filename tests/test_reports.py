@@ -110,6 +110,8 @@ def test_markdown_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() ->
     assert "Also relevant" not in model  # a model's paragraphs are prose, not passages
     paused = run_markdown(record(answer=OFFLINE_ANSWER, status="needs_human"))
     assert "## Draft answer — awaiting your review\n" in paused and "## Answer" not in paused
+    # The status in the analyst's words, not the graph's name for it.
+    assert "- Status: awaiting review · " in paused and "needs_human" not in paused
 
 
 def test_page_ranges_in_citation_sources() -> None:

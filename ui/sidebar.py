@@ -241,6 +241,11 @@ def render_sidebar() -> Workspace | None:
         choice = st.session_state.get(CHOICE_KEY)
         if choice not in by_id:
             choice = spaces[0].id if spaces else None
+        # A stale bookmark or a mistyped address is said (below, on the page), not replaced
+        # silently by another workspace whose documents would read as the ones asked for.
+        unknown = (
+            st.query_params.get(WS_PARAM) if st.query_params.get(WS_PARAM) not in by_id else None
+        )
         st.session_state[CHOICE_KEY] = st.session_state[WORKSPACE_KEY] = choice
         if choice is not None:
             last[mine] = choice
@@ -264,6 +269,9 @@ def render_sidebar() -> Workspace | None:
             _share_box(gate, selected)
         if selected is not None and gate.may(selected.id, "delete_workspace"):
             _delete_box(gate, selected)
+    if unknown:
+        shown = f"; showing **{untrusted(selected.id)}**" if selected else ""
+        st.warning(f"No workspace “{untrusted(unknown)}” that you can open{shown}.", icon="🔎")
     return selected
 
 

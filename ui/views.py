@@ -377,7 +377,7 @@ def question_heading(question: str) -> None:
 
 def status_line(rec: RunRecord) -> None:
     icon, kind = STATUS_BADGES.get(rec.status, ("•", "info"))
-    text = f"Run `{rec.run_id}` · {rec.status.replace('_', ' ')} · engine {rec.engine}"
+    text = f"Run `{rec.run_id}` · {rec.shown_status} · engine {rec.engine}"
     if rec.error:
         text += f" — {untrusted(rec.error)}"
     getattr(st, kind)(text, icon=icon)

@@ -115,7 +115,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "run_id": r.run_id,
             "thread": r.thread_id if r.thread_id in threaded else "",
             "created": r.created_at,
-            "status": r.status,
+            "status": r.shown_status,
             "question": plain(r.question),
             "engine": r.engine,
             "confidence": None if r.confidence is None else round(r.confidence * 100),

@@ -53,6 +53,9 @@ INTERRUPTED = (
 )
 
 
+STATUS_WORDS = {"needs_human": "awaiting review"}
+
+
 @dataclass
 class RunRecord:
     run_id: str
@@ -79,6 +82,12 @@ class RunRecord:
     # before they were made standalone; None for a run asked on its own.
     thread: str | None = None
     follow_up: str | None = None
+
+    @property
+    def shown_status(self) -> str:
+        """The status in the analyst's words: "needs_human" is the graph's name for a run
+        paused at review, and an export or a picker that printed it read as a log line."""
+        return STATUS_WORDS.get(self.status, self.status.replace("_", " "))
 
     @property
     def thread_id(self) -> str:

@@ -185,13 +185,16 @@ def _appendix(
     cited: Mapping[int, tuple[str, ...]],
 ) -> None:
     for i, c in enumerate(rec.citations):
-        w.pdf.add_page()  # one cited page per sheet, drawn as large as it fits
+        shot = pages.get(c["n"])
+        # A cited page gets a sheet of its own, drawn as large as it fits; a passage without
+        # one (a web page, a note) runs on: a sheet each left them near-empty.
+        if i == 0 or shot is not None:
+            w.pdf.add_page()
         if i == 0:
             w.heading("Appendix: the cited pages", size=14)
         w.heading(f"[{c['n']}] {shown(citation_source(c))}", size=11)
         for sentence in cited.get(c["n"], ()):
             w.text(f"Cited: “{shown(sentence)}”", size=9, line=4.5)
-        shot = pages.get(c["n"])
         if shot is None:
             w.text(
                 "No page image: a web page, a text note, a document without pages (cited to "
@@ -223,7 +226,7 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
     elif rec.hitl:
         w.text(f"Waiting for review ({rec.hitl.get('kind')}): {shown(rec.hitl.get('message'))}")
     else:
-        w.text(f"No answer ({rec.status}{': ' + shown(rec.error) if rec.error else ''}).")
+        w.text(f"No answer ({rec.shown_status}{': ' + shown(rec.error) if rec.error else ''}).")
     violations = rec.metrics.get("citation_violations") or []
     if violations:
         w.text(f"Removed fabricated citation(s): {', '.join(map(str, violations))}", size=9)

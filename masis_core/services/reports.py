@@ -70,7 +70,7 @@ def run_facts(
     thread ids (as code in Markdown), ``quote`` the analyst's own words (escaped there)."""
     facts = [
         f"Run: {name(rec.run_id)} · workspace {name(rec.workspace_id)} · engine {rec.engine}",
-        f"Status: {rec.status} · {rec.created_at}",
+        f"Status: {rec.shown_status} · {rec.created_at}",
     ]
     if rec.follow_up:
         facts.append(
@@ -103,7 +103,7 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
         lines.append(f"_Waiting for review ({rec.hitl.get('kind')}): {message}_")
     else:
         error = f": {untrusted(rec.error)}" if rec.error else ""
-        lines.append(f"_No answer ({rec.status}{error})._")
+        lines.append(f"_No answer ({rec.shown_status}{error})._")
     if rec.citations:
         lines += ["", f"{h}## Citations", ""]
         lines += [f"{c['n']}. {_source_markdown(c)}" for c in rec.citations]
