@@ -203,7 +203,8 @@ def test_batch_boxes_and_documents_follow_each_file(tmp_path: Path) -> None:
     with FakeOllama() as ollama:
         ollama.state.embed_gates["zanzibar"] = gate
         log = tmp_path / "streamlit.log"
-        env = {"OLLAMA_HOST": ollama.url}
+        # Not MASIS_PROVIDER=offline: under it a new workspace never embeds through Ollama.
+        env = {"OLLAMA_HOST": ollama.url, "MASIS_PROVIDER": "auto"}
         try:
             with server(tmp_path / "data", log, env) as url:
                 for page in browser_page(url, "library"):

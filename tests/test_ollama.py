@@ -120,13 +120,25 @@ def test_a_workspace_is_made_for_an_ollama_embedder_only_when_ollama_has_it(
     assert bench.create_workspace("nomic", "nomic-embed-text").embed_model == NOMIC
 
 
+def test_with_provider_offline_auto_never_picks_an_ollama_embedder(
+    settings: Settings, fake_ollama: FakeOllama
+) -> None:
+    """The sidebar says Ollama is not used even when it runs: a new workspace's "auto"
+    embedder had still become nomic-embed-text, embedding every upload through Ollama."""
+    settings.ollama_host = fake_ollama.url
+    assert settings.provider == "offline" and fake_ollama.state.has("nomic-embed-text")
+    assert Workbench(settings).create_workspace("notes", "auto").embed_model == WORDLLAMA
+    assert fake_ollama.state.requests == []  # Ollama was not even asked
+
+
 def test_ingest_into_a_nomic_workspace_through_ollama(
     settings: Settings, fake_ollama: FakeOllama
 ) -> None:
-    settings.ollama_host = fake_ollama.url
+    settings.ollama_host, settings.provider = fake_ollama.url, "auto"
     bench = Workbench(settings)
     ws = bench.create_workspace("nomic", "auto")
     assert ws.embed_model == NOMIC
+    assert len(fake_ollama.requests_to("/api/tags")) == 1  # one look at Ollama, not two
     report = Ingestor(bench).ingest_bytes(ws, make_pdf([filler("turbine", 300)]), "t.pdf")
     assert report.status == "ingested", report.error
     assert bench.store.count(NOMIC, "nomic") == report.chunks

@@ -151,10 +151,13 @@ def canonical_name(choice: str) -> str:
 def resolve_embedder_name(
     choice: str, settings: Settings, status: OllamaStatus | None = None
 ) -> str:
-    """``auto`` means nomic-embed-text when Ollama has it, else the bundled WordLlama."""
+    """``auto`` means nomic-embed-text when Ollama has it, else the bundled WordLlama; with
+    MASIS_PROVIDER=offline always WordLlama ("Ollama is not used even when it runs")."""
     name = canonical_name(choice)
     if name != "auto":
         return name
+    if settings.provider == "offline":
+        return WORDLLAMA
     status = status or probe(settings.ollama_host)
     return NOMIC if status.has(NOMIC.split(":", 1)[1]) else WORDLLAMA
 

@@ -135,13 +135,15 @@ class Workbench:
         written to, nor be made again under its name."""
         self.registry.new_workspace_id(name)  # a bad or taken name is said first
         choice = canonical_name(embedder)
-        model = (
-            self.default_embedder_name()
-            if choice == "auto"
-            else resolve_embedder_name(choice, self.settings)
-        )
+        wanted = self.settings.embed_model if choice == "auto" else choice
+        # One look at Ollama serves both questions: which model "auto" means, and whether
+        # Ollama has it (two probes had doubled the wait when Ollama is slow).
+        status = None
+        if canonical_name(wanted) == "auto" and self.settings.provider != "offline":
+            status = probe(self.settings.ollama_host)
+        model = resolve_embedder_name(wanted, self.settings, status)
         if model.startswith("ollama:"):
-            why = probe(self.settings.ollama_host).why_not(model.split(":", 1)[1])
+            why = (status or probe(self.settings.ollama_host)).why_not(model.split(":", 1)[1])
             if why:
                 raise ProviderUnavailable(
                     f"The workspace was not created: {why} Or choose the bundled "
