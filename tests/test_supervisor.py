@@ -66,6 +66,10 @@ def test_low_quality_after_retries_reports_the_confidence_reached() -> None:
     out = supervisor.node(state(critique={"confidence": 0.42}, retry_count=2))
     assert out["hitl"]["kind"] == "low_confidence"
     assert "After 2 refinement attempts, confidence remains 42%" in out["hitl"]["message"]
+    once = supervisor.node(state(critique={"confidence": 0.42}, retry_count=1, max_retries=1))
+    assert once["hitl"]["message"].startswith("After 1 refinement attempt, confidence remains")
+    off = supervisor.node(state(critique={"confidence": 0.42}, max_retries=0))
+    assert off["hitl"]["message"].startswith("With retries off, confidence is 42%.")
 
 
 def test_max_retries_missing_or_none_means_two() -> None:

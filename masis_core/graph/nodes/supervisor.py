@@ -25,8 +25,13 @@ def max_retries_of(state: ResearchState) -> int:
 
 
 def quality_message(retries: int, confidence: float) -> str:
+    """The seed's words, without "After 0 refinement attempts" when retries are off."""
+    attempts = f"{retries} refinement attempt{'' if retries == 1 else 's'}"
+    tried = (
+        f"After {attempts}, confidence remains" if retries else "With retries off, confidence is"
+    )
     return (
-        f"After {retries} refinement attempts, confidence remains {round(confidence * 100)}%. "
+        f"{tried} {round(confidence * 100)}%. "
         "You may refine your question or upload additional evidence."
     )
 
