@@ -356,6 +356,24 @@ def test_creating_a_workspace_names_its_id_and_refuses_an_empty_name(app: AppTes
     assert at.sidebar.selectbox(key="workspace_id").value == "my-docs-q3"
 
 
+def test_an_address_naming_no_workspace_is_said_once_under_the_title(bench) -> None:
+    """A stale bookmark with no workspace yet: said under the page's title, once, and not
+    again beside the notice of the workspace created next."""
+    at = fresh_app()
+    at.query_params["ws"] = "gone"
+    at.run()
+    assert not at.exception
+    shown = [(e.type, getattr(e, "value", "")) for e in at.main]
+    said = shown.index(("warning", "No workspace “gone” that you can open."))
+    assert [t for t, _ in shown].index("title") < said
+    assert "ws" not in at.query_params  # out of the address: a rerun does not say it again
+    at.sidebar.text_input[0].input("Field Notes")
+    at.sidebar.button(key="FormSubmitter:create_workspace-Create").click().run()
+    assert [w.id for w in bench.workspaces()] == ["field-notes"]
+    assert not [w for w in at.warning if "that you can open" in w.value]
+    assert at.query_params["ws"] == "field-notes"
+
+
 def test_offline_by_setting_says_to_start_again_without_it(bench) -> None:
     """With MASIS_PROVIDER=offline (the test settings' own), pulling the models switches
     nothing: the sidebar says so and gives the restart."""

@@ -84,7 +84,7 @@ def ask(page: Page, question: str) -> None:
     before = run_in(page.url)
     page.get_by_label("Question", exact=True).fill(question)
     page.get_by_role("button", name="Ask").click()
-    expect_status(page, "needs human", shown_run(page, other_than=before))
+    expect_status(page, "awaiting review", shown_run(page, other_than=before))
     idle(page)
 
 
@@ -148,7 +148,7 @@ def test_a_run_link_reloads_in_its_own_workspace(tmp_path: Path) -> None:
             landed(page, "Research")
             workspace_shown(page, "beta")
             expect(page.get_by_role("heading", name=older)).to_be_visible()
-            expect_status(page, "needs human", run_id)
+            expect_status(page, "awaiting review", run_id)
 
             # The same link, pasted into a fresh tab: no session to fall back on.
             page.goto(f"{url}/research?run={run_id}")

@@ -28,7 +28,7 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
         expect(page.get_by_text(f"{name}: ingested")).to_be_visible()
     go(page, "Research")
     ask(page, BOILER_LOG_QUESTION)
-    expect_status(page, "needs human")
+    expect_status(page, "awaiting review")
     expect(page.get_by_role("heading", name="Low confidence")).to_be_visible()
     page.get_by_text("Accept the answer", exact=True).click()
     expect(page.get_by_text("Which passage answers the question?")).to_be_visible()

@@ -8,9 +8,12 @@ ink of the rendered page (a joined Arabic word is fewer blobs of ink than its le
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
+from PIL import Image
 
 from ingest.pipeline import Ingestor
 from masis_core.services import report_pdf
@@ -87,6 +90,30 @@ def test_passages_without_a_page_image_share_a_sheet() -> None:
         pdf.close()
     appendix = " ".join(pdf_text(data).split())
     assert all(f"[{n}] result {n} — https://example.org/{n}" in appendix for n in (1, 2, 3, 4))
+    # Mixed: a page image, two web results, a page image. Each image opens a sheet; the web
+    # results run on under the first image's sheet.
+    png = io.BytesIO()
+    Image.new("RGB", (850, 1100), "white").save(png, format="PNG")
+    shot = report_pdf.PageShot(png.getvalue(), page=2, located=True, width=850, height=1100)
+    mixed = [{**web[0], "url": None, "filename": "manual.pdf", "page": 2}, *web[1:3]]
+    mixed.append({**web[3], "url": None, "filename": "manual.pdf", "page": 2})
+    data = run_pdf(record(answer="Seals are checked. [1]", citations=mixed), {1: shot, 4: shot})
+    pdf = pdfium.PdfDocument(data)
+    try:
+        sheets = []
+        for page in pdf:
+            textpage = page.get_textpage()
+            sheets.append(" ".join(textpage.get_text_bounded().split())[:40])
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    # The answer; [1] with its page (which fills the sheet); [2] and [3] together; [4].
+    assert [s.split(" — ")[0].split(" Cited")[0] for s in sheets[1:]] == [
+        "Appendix: the cited pages [1] manual.pdf",
+        "[2] result 2",
+        "[4] manual.pdf, page 2 Page 2: the cited",
+    ]
 
 
 def test_without_the_unicode_font_the_marker_still_differs(monkeypatch) -> None:

@@ -34,6 +34,8 @@ WS_PARAM = "ws"
 DELETING_KEY = "workspace_deleting"
 # What the last action did, said once on the next page drawn (a delete reruns the page).
 NOTICE_KEY = "notice"
+# The workspace name an address gave that the account cannot open (said once on the page).
+UNKNOWN_KEY = "workspace_unknown"
 
 
 def navigation_links(pages: Sequence[StreamlitPage]) -> None:
@@ -222,35 +224,7 @@ def render_sidebar() -> Workspace | None:
         mode_badge()
         spaces = gate.workspaces()
         by_id = {ws.id: ws for ws in spaces}
-        last = _last_choices()
-        mine = (str(workbench().settings.data_dir), who.name)
-        if PENDING_KEY in st.session_state:
-            st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
-            st.query_params.pop(RUN_PARAM, None)
-        else:
-            # A reload starts a new session, which would fall back on the first workspace:
-            # a run's address opens that run's workspace, else the address's ``?ws=``, else
-            # (a new tab) the account's last choice.
-            linked, named = linked_run(), st.query_params.get(WS_PARAM)
-            if linked is not None and linked.workspace_id in by_id:
-                st.session_state[CHOICE_KEY] = linked.workspace_id
-            elif named in by_id:
-                st.session_state[CHOICE_KEY] = named
-            elif CHOICE_KEY not in st.session_state and last.get(mine) in by_id:
-                st.session_state[CHOICE_KEY] = last[mine]
-        choice = st.session_state.get(CHOICE_KEY)
-        if choice not in by_id:
-            choice = spaces[0].id if spaces else None
-        # A stale bookmark or a mistyped address is said (below, on the page), not replaced
-        # silently by another workspace whose documents would read as the ones asked for.
-        unknown = (
-            st.query_params.get(WS_PARAM) if st.query_params.get(WS_PARAM) not in by_id else None
-        )
-        st.session_state[CHOICE_KEY] = st.session_state[WORKSPACE_KEY] = choice
-        if choice is not None:
-            last[mine] = choice
-            if st.query_params.get(WS_PARAM) != choice:
-                st.query_params[WS_PARAM] = choice
+        _choose(by_id, (str(workbench().settings.data_dir), who.name))
         selected = None
         if spaces:
             chosen = st.selectbox(
@@ -269,10 +243,53 @@ def render_sidebar() -> Workspace | None:
             _share_box(gate, selected)
         if selected is not None and gate.may(selected.id, "delete_workspace"):
             _delete_box(gate, selected)
-    if unknown:
-        shown = f"; showing **{untrusted(selected.id)}**" if selected else ""
-        st.warning(f"No workspace “{untrusted(unknown)}” that you can open{shown}.", icon="🔎")
     return selected
+
+
+def _choose(by_id: dict[str, Workspace], mine: tuple[str, str]) -> None:
+    """The workspace to show, kept under ``CHOICE_KEY`` and in the address (``?ws=``).
+
+    A reload starts a new session, which would fall back on the first workspace: a run's
+    address opens that run's workspace, else the address's ``?ws=``, else (a new tab) the
+    account's last choice. An address naming no workspace the account can open (a stale
+    bookmark, a typo) is noted for ``unknown_workspace_notice`` and taken out of the address,
+    so it is said once, not replaced silently by a workspace that reads as the one asked for.
+    """
+    last = _last_choices()
+    named = st.query_params.get(WS_PARAM)
+    st.session_state[UNKNOWN_KEY] = None
+    if PENDING_KEY in st.session_state:  # just created: it is the choice
+        st.session_state[CHOICE_KEY] = st.session_state.pop(PENDING_KEY)
+        st.query_params.pop(RUN_PARAM, None)
+    else:
+        linked = linked_run()
+        if linked is not None and linked.workspace_id in by_id:
+            st.session_state[CHOICE_KEY] = linked.workspace_id
+        elif named in by_id:
+            st.session_state[CHOICE_KEY] = named
+        elif CHOICE_KEY not in st.session_state and last.get(mine) in by_id:
+            st.session_state[CHOICE_KEY] = last[mine]
+        if named and named not in by_id:
+            st.session_state[UNKNOWN_KEY] = named
+    choice = st.session_state.get(CHOICE_KEY)
+    if choice not in by_id:
+        choice = next(iter(by_id), None)
+    st.session_state[CHOICE_KEY] = st.session_state[WORKSPACE_KEY] = choice
+    if choice is None:
+        st.query_params.pop(WS_PARAM, None)
+    else:
+        last[mine] = choice
+        if named != choice:
+            st.query_params[WS_PARAM] = choice
+
+
+def unknown_workspace_notice() -> None:
+    """Say so when the address named a workspace the account cannot open (see ``_choose``)."""
+    named = st.session_state.get(UNKNOWN_KEY)
+    if named:
+        choice = st.session_state.get(CHOICE_KEY)
+        shown = f"; showing **{untrusted(choice)}**" if choice else ""
+        st.warning(f"No workspace “{untrusted(named[:80])}” that you can open{shown}.", icon="🔎")
 
 
 def _share_box(gate: Door, ws: Workspace) -> None:
@@ -324,6 +341,7 @@ def workspace_or_stop(title: str) -> Workspace:
     st.title(title)
     _notice()
     unknown_run_notice()
+    unknown_workspace_notice()
     if ws is None:
         st.info("Create a workspace in the sidebar to start.")
         st.stop()
