@@ -6,14 +6,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from masis_core.errors import ConfigError
 from masis_core.modes import Mode
 
 
 class Settings(BaseSettings):
-    """Every setting of the workbench; the README's configuration table mirrors this class."""
+    """Every setting of the workbench; docs/configuration.md's table mirrors this class."""
 
     model_config = SettingsConfigDict(env_prefix="MASIS_", extra="ignore", populate_by_name=True)
 
@@ -137,5 +138,23 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """Settings read once per process; tests call ``get_settings.cache_clear()``."""
-    return Settings()
+    """Settings read once per process; tests call ``get_settings.cache_clear()``. A value
+    that cannot be used is said by its variable's name (``MASIS_PROVIDER=Offline`` had ended
+    the CLI and the page in pydantic's traceback)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        said = "; ".join(_problem(e) for e in exc.errors())
+        raise ConfigError(f"{said}. Correct or unset it and start again.") from None
+
+
+def _problem(error: Any) -> str:
+    """One invalid setting as its environment variable, value and rule; a secret's value
+    (a password in a URL, an API key) is not repeated."""
+    name = str(error["loc"][0]) if error.get("loc") else ""
+    field = Settings.model_fields.get(name)
+    alias = field.validation_alias if field is not None else None
+    variable = str(alias.choices[0]) if isinstance(alias, AliasChoices) else f"MASIS_{name.upper()}"
+    secret = field is not None and "SecretStr" in str(field.annotation)
+    value = "" if secret else f"={error.get('input')!r}"
+    return f"{variable}{value}: {error['msg']}"

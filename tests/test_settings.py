@@ -2,7 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from masis_core.config import Settings
+from masis_core.config import Settings, _problem, get_settings
+from masis_core.errors import ConfigError
+from tests.apptest import fresh_app
+from tests.proc import run_module
 
 
 def test_settings_read_the_documented_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,3 +38,44 @@ def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MASIS_PROVIDER", "openai")
     with pytest.raises(ValueError, match="provider"):
         Settings()
+
+
+def test_a_bad_value_is_said_by_its_variable_not_by_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``MASIS_PROVIDER=Offline`` ended the CLI (and the page) in pydantic's traceback."""
+    monkeypatch.setenv("MASIS_PROVIDER", "Offline")
+    monkeypatch.setenv("MASIS_WEB_MAX_RESULTS", "99")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(ConfigError) as raised:
+            get_settings()
+    finally:
+        get_settings.cache_clear()
+    said = str(raised.value)
+    assert said.startswith("MASIS_PROVIDER='Offline': Input should be 'auto', 'ollama' or")
+    assert "MASIS_WEB_MAX_RESULTS='99': Input should be less than or equal to 20" in said
+    assert said.endswith("Correct or unset it and start again.")
+    # A secret's value is not repeated; an alias is named as the user sets it.
+    bad_url = {"loc": ("postgres_url",), "msg": "bad", "input": "postgresql://u:pw@h/db"}
+    assert _problem(bad_url) == "MASIS_POSTGRES_URL: bad"
+    assert _problem({"loc": ("ollama_host",), "msg": "bad", "input": 1}) == "OLLAMA_HOST=1: bad"
+    # The command lines say it in one line and exit 2.
+    for cmd in (["masis_core", "status"], ["ingest", "--workspace", "w", "--list"]):
+        done = run_module(cmd, tmp_path, {"MASIS_WEB_MAX_RESULTS": "99"})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: MASIS_WEB_MAX_RESULTS='99'"), done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_the_page_says_a_bad_value_instead_of_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
+    monkeypatch.setenv("MASIS_WEB_MAX_RESULTS", "99")
+    get_settings.cache_clear()
+    at = fresh_app().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "MASIS_WEB_MAX_RESULTS='99': Input should be less than or equal to 20. "
+        "Correct or unset it and start again."
+    ]
