@@ -21,6 +21,7 @@ from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop
 from ui.views import (
     is_final,
+    not_yours,
     question_heading,
     render_answer,
     render_trace,
@@ -127,9 +128,12 @@ if rec is not None:
         thread_caption(rec)
         render_trace(rec.trace)
         status_line(rec)
-        if rec.status == "failed" and st.button("Resume from the last checkpoint"):
+        if not door().may_review(rec):  # another account's run: theirs to review or resume
+            if rec.status in ("failed", "needs_human"):
+                st.info(not_yours(rec), icon="🔒")
+        elif rec.status == "failed" and st.button("Resume from the last checkpoint"):
             start_resume(rec, None)
-        if rec.status == "needs_human":
+        elif rec.status == "needs_human":
             submitted = review_form(rec)
             if submitted is not None:
                 start_resume(rec, submitted)
@@ -139,7 +143,7 @@ if rec is not None:
             show(follow_up_run)
             st.rerun()
 
-paused = door().runs(ws.id, status="needs_human", limit=20)
+paused = [r for r in door().runs(ws.id, status="needs_human", limit=20) if door().may_review(r)]
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:

@@ -426,3 +426,34 @@ def test_jobs_check_the_role_and_stay_the_accounts_after_sign_out(bench, setting
     hidden, _ = runs.start("private", "A question of root's")
     with pytest.raises(InputError, match="There is no run"):
         jobs.resume(hidden.run_id, None, door=ann)
+
+
+def test_a_runs_review_and_verdict_are_its_askers_or_an_editors(bench: Workbench) -> None:
+    """A viewer had cancelled the owner's paused run and turned its 👍 into their own (the
+    owner then read "You marked this answer right"), moving the workspace's calibration."""
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    bench.registry.create_workspace("team", "wordllama")
+    runs = RunService(bench)
+    for name, role in (("ada", "owner"), ("bob", "editor"), ("carl", "viewer"), ("dee", "viewer")):
+        bench.accounts.create(name, f"{name} password")
+        bench.accounts.grant("team", name, role, actor="root")
+    ada, bob, carl, dee = (Door(bench, Principal(n), runs) for n in ("ada", "bob", "carl", "dee"))
+    paused = ada.ask("team", "What does the empty workspace say about pumps?")
+    assert (paused.status, paused.asked_by) == ("needs_human", "ada")
+    cancel = {"action": "cancel"}
+    with pytest.raises(AccessError, match="asked by another account"):
+        carl.resume(paused.run_id, cancel)
+    with pytest.raises(AccessError, match="asked by another account"):
+        carl.mark(paused.run_id, True)
+    assert runs.get(paused.run_id).status == "needs_human"  # untouched
+    assert runs.get(paused.run_id).feedback is None
+    assert not carl.may_review(paused) and ada.may_review(paused) and bob.may_review(paused)
+    own = carl.ask("team", "What does the empty workspace say about valves?")
+    carl.mark(own.run_id, False)  # a viewer's own run is theirs to judge
+    assert runs.get(own.run_id).feedback is False
+    with pytest.raises(AccessError):
+        dee.mark(own.run_id, True)
+    assert bob.resume(paused.run_id, cancel).status == "cancelled"  # an editor may act
+    log = [(e.actor, e.action) for e in bench.accounts.audit_log()]
+    assert ("carl", "run.verdict") in log and ("bob", "run.resume") in log
+    assert ("carl", "run.resume") not in log  # the refused one is not recorded as done

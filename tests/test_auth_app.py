@@ -222,7 +222,8 @@ def test_a_verdict_after_the_workspace_was_unshared_is_not_kept(settings, monkey
     bench.accounts.create("bob", "bob password")
     bench.registry.create_workspace("ann-ws", "wordllama")
     bench.accounts.grant("ann-ws", "ann", "owner", actor="ann")
-    bench.accounts.grant("ann-ws", "bob", "viewer", actor="ann")
+    # An editor: a viewer gets no thumbs on another account's run at all (test_access).
+    bench.accounts.grant("ann-ws", "bob", "editor", actor="ann")
     store = RunStore(bench)
     store.save(
         RunRecord("annrun000001", "ann-ws", "ann's question", "offline", "completed", "Yes.")
@@ -243,6 +244,34 @@ def test_a_verdict_after_the_workspace_was_unshared_is_not_kept(settings, monkey
     thumbs.set_value(1).run()
     assert not ann.exception and [b.label for b in ann.button] == ["Sign in"]
     assert store.get("annrun000001").feedback is None
+
+
+def test_a_viewer_reads_anothers_run_without_its_review_or_thumbs(settings, monkeypatch) -> None:
+    """A viewer was offered the review form and the thumbs of the owner's runs (and could
+    cancel one); they now read that the review and verdict are the asker's."""
+    bench = auth_mode(monkeypatch, "local")
+    for name in ("ann", "carl"):
+        bench.accounts.create(name, f"{name} password")
+    bench.registry.create_workspace("ann-ws", "wordllama")
+    bench.accounts.grant("ann-ws", "ann", "owner", actor="ann")
+    bench.accounts.grant("ann-ws", "carl", "viewer", actor="ann")
+    done = RunRecord("annrun000001", "ann-ws", "ann's question", "offline", "completed", "Yes.")
+    done.asked_by, done.feedback = "ann", True
+    paused = RunRecord("annrun000002", "ann-ws", "ann's other", "offline", "needs_human", "No.")
+    paused.asked_by, paused.hitl = "ann", {"kind": "low_confidence", "message": "Low."}
+    for rec in (paused, done):  # the Runs page opens the newest
+        RunStore(bench).save(rec)
+    carl = sign_in(fresh_app().run(), "carl", "carl password")
+    carl.switch_page("pages/runs.py").run()
+    assert not carl.exception and not carl.feedback  # the completed run: no thumbs
+    said = "Asked by ann: its review and verdict are theirs, or an editor's, to give."
+    assert f"{said} It is marked right." in [c.value for c in carl.caption]
+    carl.query_params["run"] = "annrun000002"
+    carl.switch_page("pages/research.py").run()
+    assert not carl.exception, carl.exception
+    assert said in [i.value for i in carl.info]
+    assert not [b for b in carl.button if b.label == "Submit and resume"]
+    assert not [e for e in carl.expander if "paused run" in e.label]  # not carl's to review
 
 
 def test_the_account_page_by_its_address_signs_in_first_and_shows_names_as_text(

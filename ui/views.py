@@ -182,6 +182,12 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...]
 
 
 # What a run's answer is until the run completes: a draft, never shown as final.
+def not_yours(rec: RunRecord) -> str:
+    """What a viewer is told on another account's run (``Door.may_review``)."""
+    who = untrusted(rec.asked_by) if rec.asked_by else "another account"
+    return f"Asked by {who}: its review and verdict are theirs, or an editor's, to give."
+
+
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if not rec.answer:
         return
@@ -204,8 +210,13 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     numbers = [c["n"] for c in rec.citations]
     for block in answer_sections(rec.answer, support, numbers, rec.engine):
         st.markdown(block)
-    if is_final(rec):
+    if is_final(rec) and door().may_review(rec):
         verdict(rec)
+    elif is_final(rec):  # another account's run, seen by a viewer: its verdict is theirs
+        marked = (
+            "" if rec.feedback is None else f" It is marked {'right' if rec.feedback else 'wrong'}."
+        )
+        st.caption(not_yours(rec) + marked)
     violations = rec.metrics.get("citation_violations") or []
     flagged = [s for row in support for s in row if s.issue is not None]
     if violations:

@@ -34,6 +34,7 @@ NEEDS: dict[str, Role] = {
     "upload": "editor",
     "delete_document": "editor",
     "calibrate": "editor",
+    "review_others": "editor",  # answer the review of, or mark, a run another account asked
     "share": "owner",
     "delete_workspace": "owner",
 }
@@ -167,7 +168,8 @@ class Door:
         ws = self.workspace(ws_id, "ask")
         if options.get("thread") and not self.who.local:  # the local user: start's own check
             self.require_run(options["thread"])
-        started = self.runs_service.start(ws.id, question, **options)
+        asked_by = None if self.who.local else self.who.name
+        started = self.runs_service.start(ws.id, question, asked_by=asked_by, **options)
         self.audit("run.start", f"{ws.id}/{started[0].run_id}")
         return started
 
@@ -176,11 +178,31 @@ class Door:
         rec, state = self.start(ws_id, question, **options)
         return self.runs_service.drive(rec, state, on_event)
 
+    def may_review(self, rec: RunRecord) -> bool:
+        """A run's review and its verdict (👍 / 👎) are for the account that asked it, or an
+        editor or owner of its workspace: a viewer had cancelled an owner's paused run and
+        turned its verdict, which also moves the workspace's calibration."""
+        return (
+            self.who.local
+            or (rec.asked_by is not None and rec.asked_by == self.who.name)
+            or self.may(rec.workspace_id, "review_others")
+        )
+
+    def _require_review(self, run_id: str) -> RunRecord:
+        rec = self.require_run(run_id, "ask")
+        if not self.may_review(rec):
+            raise AccessError(
+                f"Run {rec.run_id} was asked by another account: its review and verdict are "
+                "theirs, or an editor's of the workspace."
+            )
+        return rec
+
     def require_resume(self, run_id: str) -> None:
-        """A resume needs the ask role in the run's workspace, and is audited (the local
+        """A resume needs the ask role in the run's workspace and the run to be the
+        principal's own (or an editor's to act on, ``may_review``); it is audited (the local
         user: the claim's own checks, as before)."""
         if not self.who.local:
-            self.require_run(run_id, "ask")
+            self._require_review(run_id)
             self.audit("run.resume", run_id)
 
     def resume(self, run_id: str, response: dict[str, Any] | None, **kw: Any) -> RunRecord:
@@ -188,7 +210,11 @@ class Door:
         return self.runs_service.resume(run_id, response, **kw)
 
     def mark(self, run_id: str, right: bool | None) -> None:
-        self.runs_service.mark(self.require_run(run_id).run_id, right)
+        rec = self._require_review(run_id)
+        self.runs_service.mark(rec.run_id, right)
+        self.audit(
+            "run.verdict", run_id, "none" if right is None else ("right" if right else "wrong")
+        )
 
     def export(self, run_id: str) -> RunRecord:
         """The run to export, audited."""

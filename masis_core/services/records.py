@@ -39,6 +39,7 @@ COLUMNS = (
     "feedback",
     "thread",
     "follow_up",
+    "asked_by",
 )
 SELECT = ", ".join(
     COLUMNS
@@ -82,6 +83,8 @@ class RunRecord:
     # before they were made standalone; None for a run asked on its own.
     thread: str | None = None
     follow_up: str | None = None
+    # The account that asked it (None: the local user, or a run from before accounts).
+    asked_by: str | None = None
 
     @property
     def shown_status(self) -> str:

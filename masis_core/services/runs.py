@@ -109,12 +109,14 @@ class RunService:
         trusted_domains: list[str] | None = None,
         thread: str | None = None,
         follow_up: str | None = None,
+        asked_by: str | None = None,
     ) -> tuple[RunRecord, ResearchInput]:
         """Check the question, record the run as 'running' and owned by this process, and
         return it with the graph's input; ``mode`` (dense | bm25 | hybrid) overrides
         MASIS_RETRIEVAL_MODE. The record exists before any node runs, so its id can go into
         the address at once. ``thread``: the run this one follows up (any turn of its thread);
-        ``follow_up``: the analyst's words before the rewrite, kept with the run."""
+        ``follow_up``: the analyst's words before the rewrite, kept with the run; ``asked_by``:
+        the account asking (team mode)."""
         question = check_question(question)
         if max_retries is not None and not 0 <= max_retries <= MAX_RETRIES_LIMIT:
             raise InputError(
@@ -130,6 +132,7 @@ class RunService:
         run_id = uuid.uuid4().hex[:12]
         rec = RunRecord(run_id, ws.id, question, engine, "running", owner=current_owner())
         rec.thread, rec.follow_up = thread_id, (follow_up or "").strip() or None
+        rec.asked_by = asked_by
         rec.heartbeat = now_iso()
         state: ResearchInput = {
             "run_id": run_id,

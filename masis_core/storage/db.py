@@ -92,7 +92,8 @@ CREATE TABLE IF NOT EXISTS runs (
     input TEXT,
     feedback INTEGER,
     thread TEXT,
-    follow_up TEXT
+    follow_up TEXT,
+    asked_by TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_workspace ON runs (workspace_id, created_at);
 CREATE TABLE IF NOT EXISTS bm25_chunks (
@@ -191,6 +192,8 @@ MIGRATIONS = (
     ("runs", "feedback", "INTEGER"),
     ("runs", "thread", "TEXT"),
     ("runs", "follow_up", "TEXT"),
+    # The account that asked (team mode): its review and verdict are that account's to give.
+    ("runs", "asked_by", "TEXT"),
     ("documents", "ocr_pages", "TEXT NOT NULL DEFAULT '[]'"),
     # The sign-in attempt a failure row was reserved for (Accounts.verify_password).
     ("signin_failures", "attempt", "TEXT"),
