@@ -151,6 +151,11 @@ def print_summary(
             f"{summary['duplicate']} duplicate, {summary['failed']} failed, "
             f"{summary['chunks']} chunks added"
         )
+        if summary["ingested"]:  # the Library queues this job itself; the command line does not
+            print(
+                "the confidence is not yet fitted to these documents: run "
+                f"python -m masis_core calibrate --workspace {ws.id}"
+            )
 
 
 if __name__ == "__main__":

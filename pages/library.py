@@ -22,15 +22,26 @@ ws = workspace_or_stop("📚 Library")
 workers = jobs()
 st.caption(f"Workspace **{ws.id}** · embeddings: `{ws.embed_model}`")
 
-with st.form("upload", clear_on_submit=True):
-    files = st.file_uploader(
-        "Add PDFs, Word, PowerPoint, Excel, CSV, web pages, EPUB books, e-mails, .txt or .md",
-        type=["pdf", "txt", "md", *(s.lstrip(".") for s in kinds.SUFFIXES)],
-        accept_multiple_files=True,
-        help="A citation points at a PDF's page; in the other kinds at the place: heading "
-        "and paragraph, slide, sheet and rows, chapter, or the e-mail (docs/ingest-formats.md).",
+gate = door()
+files: list = []
+submitted = False
+if not gate.may(ws.id, "upload"):  # a viewer was refused only after choosing files
+    st.info(
+        f"Your role in this workspace is {gate.role(ws.id)}: adding documents needs editor "
+        "or owner (ask the workspace's owner to share it so).",
+        icon="🔒",
     )
-    submitted = st.form_submit_button("Ingest", type="primary")
+else:
+    with st.form("upload", clear_on_submit=True):
+        files = st.file_uploader(
+            "Add PDFs, Word, PowerPoint, Excel, CSV, web pages, EPUB books, e-mails, .txt or .md",
+            type=["pdf", "txt", "md", *(s.lstrip(".") for s in kinds.SUFFIXES)],
+            accept_multiple_files=True,
+            help="A citation points at a PDF's page; in the other kinds at the place: "
+            "heading and paragraph, slide, sheet and rows, chapter, or the e-mail "
+            "(docs/ingest-formats.md).",
+        )
+        submitted = st.form_submit_button("Ingest", type="primary")
 
 if submitted and not files:
     st.warning("Choose one or more files first, then press Ingest.")
@@ -38,8 +49,8 @@ elif submitted:
     # The bytes are read now: an upload belongs to this browser session, the job does not.
     sources = [Source.of_bytes(f.name, f.getvalue()) for f in files]
     try:
-        st.session_state[BATCH] = workers.ingest(ws, sources, door=door()).id
-    except MasisError as exc:  # a viewer's upload
+        st.session_state[BATCH] = workers.ingest(ws, sources, door=gate).id
+    except MasisError as exc:  # the role was taken away since the page was drawn
         st.error(untrusted(str(exc)))
 
 job = workers.get(st.session_state.get(BATCH))

@@ -272,6 +272,11 @@ def test_a_viewer_reads_anothers_run_without_its_review_or_thumbs(settings, monk
     assert said in [i.value for i in carl.info]
     assert not [b for b in carl.button if b.label == "Submit and resume"]
     assert not [e for e in carl.expander if "paused run" in e.label]  # not carl's to review
+    # Nor is a viewer offered the upload, to be refused only after choosing files.
+    carl.switch_page("pages/library.py").run()
+    assert not carl.exception, carl.exception
+    assert carl.info[0].value.startswith("Your role in this workspace is viewer: adding")
+    assert not [b for b in carl.button if b.label == "Ingest"]
 
 
 def test_the_account_page_by_its_address_signs_in_first_and_shows_names_as_text(

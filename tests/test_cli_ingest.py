@@ -98,6 +98,13 @@ def test_module_runs_as_a_real_process(tmp_path: Path, folder: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files"][0]["status"] == "ingested"
     assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+    # The Library fits the confidence after an upload; the command line says how to.
+    again = run_module(["ingest", "--workspace", "w1", str(folder)], tmp_path / "proc-data")
+    assert again.returncode == 0, again.stderr
+    hint = "the confidence is not yet fitted to these documents: run python -m masis_core"
+    assert again.stdout.splitlines()[-1] == f"{hint} calibrate --workspace w1"
+    repeat = run_module(["ingest", "--workspace", "w1", str(folder)], tmp_path / "proc-data")
+    assert "calibrate" not in repeat.stdout  # nothing new: nothing to fit
 
 
 def test_listing_a_workspace_that_is_not_there_makes_nothing(

@@ -18,9 +18,10 @@ from PIL import Image
 from ingest.pipeline import Ingestor
 from masis_core.services import report_pdf
 from masis_core.services.report_pdf import UNSHAPED_NOTE, run_pdf
+from masis_core.services.reports import run_markdown
 from masis_core.services.runs import RunService
 from tests.test_evidence import pdf_text
-from tests.test_reports import record
+from tests.test_reports import TRACE, record
 
 
 def count_blobs(ink: np.ndarray) -> int:
@@ -55,8 +56,11 @@ HEBREW = "שלום"
 
 def test_a_documents_own_marker_prints_as_on_screen_not_as_a_citation(bench) -> None:
     """Ingest, ask, export as the Runs page's "Export as PDF" does (``ui.evidence``)."""
+    import streamlit as st
+
     from ui.evidence import report_pdf as export
 
+    st.cache_resource.clear()  # a workbench cached by an earlier test (auth mode) is not ours
     ws = bench.create_workspace("plant", "wordllama")
     Ingestor(bench).ingest_bytes(ws, NOTE.encode(), "rules.txt")
     rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
@@ -175,3 +179,21 @@ def test_bidi_controls_are_not_printed() -> None:
     text = pdf_text(run_pdf(record(question="invoice\u202efdp.exe\u2066 \u2069due?")))
     assert "invoicefdp.exe" in text
     assert not set(text) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def test_exports_say_what_the_analyst_did_at_review() -> None:
+    """An answer accepted at 5% and marked right, or a rephrased question, was exported with
+    no word of either: a reader saw a 5% answer marked right and no reason."""
+    review = [
+        {"node": "human_review", "kind": "low_confidence", "action": "rephrase", "question": "B?"},
+        {"node": "human_review", "kind": "low_confidence", "action": "accept", "lead": 1},
+    ]
+    rec = record(trace=[*TRACE, *review], input={"question": "A *first* try?"}, confidence=0.05)
+    md = run_markdown(rec)
+    assert "- Rephrased by the analyst at review (asked before as “A \\*first\\* try?”)" in md
+    assert "- Accepted by the analyst at review, leading with “Also relevant” passage 1" in md
+    assert md.index("Accepted by the analyst") < md.index("Confidence: 5%")
+    text = " ".join(pdf_text(run_pdf(rec)).split())
+    assert "Rephrased by the analyst at review (asked before as “A *first* try?”)" in text
+    assert "Accepted by the analyst at review, leading with “Also relevant” passage 1" in text
+    assert "at review" not in run_markdown(record())  # nothing happened at review

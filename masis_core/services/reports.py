@@ -76,6 +76,7 @@ def run_facts(
         facts.append(
             f"Follow-up in thread {name(rec.thread_id)}, asked as “{quote(rec.follow_up)}”"
         )
+    facts += review_facts(rec, quote)
     if rec.confidence is not None:
         facts.append(f"Confidence: {percent(rec.confidence)}")
     if rec.feedback is not None:
@@ -83,6 +84,35 @@ def run_facts(
     retries = rec.metrics.get("retry_reasons") or []
     if retries:
         facts.append(f"Retries: {len(retries)} ({', '.join(r['reason'] for r in retries)})")
+    return facts
+
+
+# How each review action reads in an export (the trace's ``human_review`` entries).
+_REVIEWED = {
+    "accept": "Accepted by the analyst at review",
+    "rephrase": "Rephrased by the analyst at review",
+    "retry_lower_threshold": "Retried at review with a lower similarity threshold",
+    "choose_source": "A source chosen by the analyst at review",
+    "cancel": "Cancelled by the analyst at review",
+}
+
+
+def review_facts(rec: RunRecord, quote: Callable[[str], str] = str) -> list[str]:
+    """What the analyst did at review, as the screen says it: an export of an answer accepted
+    at 5% and marked right, or of a rephrased question, had said nothing of either."""
+    facts, asked = [], str((rec.input or {}).get("question") or "")
+    for e in rec.trace:
+        if e.get("node") != "human_review" or e.get("action") not in _REVIEWED:
+            continue
+        fact = _REVIEWED[e["action"]]
+        if e.get("action") == "rephrase" and e.get("question"):
+            fact += f" (asked before as “{quote(asked)}”)" if asked else ""
+            asked = str(e["question"])
+        if e.get("action") == "accept" and e.get("lead"):
+            fact += f", leading with “Also relevant” passage {e['lead']}"
+        if e.get("action") == "retry_lower_threshold" and e.get("threshold") is not None:
+            fact += f" ({e['threshold']})"
+        facts.append(fact)
     return facts
 
 
