@@ -332,3 +332,17 @@ def test_the_rewrite_shown_in_the_app_is_never_ungrammatical(bench: Workbench) -
     assert shown == f"What does its header argument do? (Follow-up to: {READS})"
     assert "'s" not in shown.replace("does its", "")
     assert any("added for the search" in c.value for c in at.caption)
+
+
+def test_the_missing_words_of_a_follow_up_are_the_analysts_own() -> None:
+    """A context rewrite ends "(Follow-up to: …)": the review's list of question words the
+    lead lacks had named "follow-up" among them."""
+    from masis_core.answers import offline
+    from masis_core.answers.followup import CONTEXT
+
+    question = "Which separator does it use?" + CONTEXT.format("How do I read a CSV file in R?")
+    evidence = [{"text": "The separator is a comma.", "doc_id": "a", "chunk_id": "w/a/000001"}]
+    gaps = offline.critique(question, "The separator is a comma. [1]", evidence)["logical_gaps"]
+    assert "follow-up" not in gaps and "csv" not in gaps
+    alone = offline.critique("Which separator does R use for CSV?", "The separator. [1]", evidence)
+    assert "csv" in alone["logical_gaps"]  # the analyst's own words still count

@@ -10,6 +10,7 @@ from typing import Any
 
 from masis_core.answers import judgement
 from masis_core.answers.compose import compose
+from masis_core.answers.followup import standalone
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
@@ -77,8 +78,13 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
     on it."""
     verdict = judgement.judge(question, answer, evidence)
     said = content_stems(strip_markers(answer))
+    # The analyst's own words: a follow-up's added "(Follow-up to: …)" had listed "follow-up".
     missing = sorted(
-        {w for w in keywords(question) if content_stems(w) and not content_stems(w) <= said}
+        {
+            w
+            for w in keywords(standalone(question))
+            if content_stems(w) and not content_stems(w) <= said
+        }
     )
     confidence = round(verdict.confidence, 3)
     return Critique(
