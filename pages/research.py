@@ -143,7 +143,8 @@ if rec is not None:
             show(follow_up_run)
             st.rerun()
 
-paused = [r for r in door().runs(ws.id, status="needs_human", limit=20) if door().may_review(r)]
+gate = door()  # one door for the list: each door() looks the session up again
+paused = [r for r in gate.runs(ws.id, status="needs_human", limit=20) if gate.may_review(r)]
 if paused:
     with paused_box.expander(f"🙋 {len(paused)} paused run(s) wait for your review"):
         for run in paused:

@@ -181,13 +181,13 @@ def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...]
             page_view(c, cited, key, ws.id)
 
 
-# What a run's answer is until the run completes: a draft, never shown as final.
 def not_yours(rec: RunRecord) -> str:
     """What a viewer is told on another account's run (``Door.may_review``)."""
     who = untrusted(rec.asked_by) if rec.asked_by else "another account"
     return f"Asked by {who}: its review and verdict are theirs, or an editor's, to give."
 
 
+# What a run's answer is until the run completes: a draft, never shown as final.
 def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if not rec.answer:
         return
