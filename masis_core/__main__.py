@@ -22,6 +22,7 @@ from masis_core.cli import bounded_int, setup_logging, share
 from masis_core.errors import AccessError, InputError, MasisError
 from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.modes import MODES
+from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
 from masis_core.services.runs import RunRecord
@@ -46,6 +47,9 @@ def print_record(rec: RunRecord) -> None:
     print(f"run {rec.run_id}: {rec.status}")
     if rec.error:
         print(f"error: {rec.error}")
+    notice = language_notice(rec.trace)
+    if notice:
+        print(f"note: {notice}")
     if rec.answer:
         print()
         print(rec.answer)
@@ -273,7 +277,7 @@ def _eval_outline(args: argparse.Namespace) -> int:
     gate = door(args)
     report = outline.run_evaluation(
         gate.bench,
-        gate.workspace(args.workspace).id,
+        gate.start_task(args.workspace, "evaluate").id,
         k=args.k or 5,
         questions=questions,
         per_doc=args.per_doc,
@@ -289,7 +293,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """Without ``--questions``: the workspace's confidence, fitted on its outline questions and
     the analyst's verdicts. With it: the retrieval threshold, from a question file."""
     gate = door(args)
-    ws_id = gate.workspace(args.workspace, "calibrate").id
+    ws_id = gate.start_task(args.workspace, "calibrate").id
     if args.questions is None:
         from evaluation import calibration
 

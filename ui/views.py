@@ -15,6 +15,7 @@ import streamlit as st
 from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
+from masis_core.retrieval.vocabulary import language_notice, recorded_unknown
 from masis_core.services.reports import answer_title, citation_source, is_final
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
@@ -327,6 +328,12 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
                 "Words of the question the lead passage, as quoted, does not hold: "
                 + ", ".join(untrusted(g) for g in gaps)
             )
+        unknown = recorded_unknown(rec.trace)
+        if unknown and not language_notice(rec.trace):  # that notice, above the form, names them
+            st.caption(
+                "Words of the question no document of this workspace uses (try the "
+                "documents' own terms): " + ", ".join(untrusted(w) for w in unknown)
+            )
         sources = _conflicts(details) if kind == "conflict" else {}
         options = [o for o in payload.get("options", []) if o in ACTION_LABELS]
         action = st.radio(
@@ -392,3 +399,6 @@ def status_line(rec: RunRecord) -> None:
     if rec.error:
         text += f" — {untrusted(rec.error)}"
     getattr(st, kind)(text, icon=icon)
+    notice = language_notice(rec.trace)
+    if notice:
+        st.warning(untrusted(notice), icon="🌐")

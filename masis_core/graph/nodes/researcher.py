@@ -7,12 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers.followup import standalone
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
 from masis_core.modes import Mode
 from masis_core.retrieval.hybrid import Candidate, retrieve
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for
+from masis_core.retrieval.vocabulary import vocabulary_check
 from masis_core.state import Evidence, KeptBy, ResearchState
 
 FIRST_PASS_LIMIT = 10
@@ -131,6 +133,10 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         good = [x for x in scored if x[2] >= QUALITY_THRESHOLD]
         quality_fallback = bool(scored) and not good
         chosen = scored if quality_fallback else good
+        ws_id = state["workspace_id"]
+        vocabulary = vocabulary_check(
+            ctx.bench.keyword_index(ws_id).index(ws_id), standalone(state["question"])
+        )
     evidence = [to_evidence(c, q, why) for c, why, q in chosen]
     reasons = [why for _, why, _ in chosen]
     entry: dict[str, Any] = {
@@ -154,6 +160,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "scores_low_quality": []
         if quality_fallback
         else [round(c.dense, 4) for c, _, q in scored if q < QUALITY_THRESHOLD],
+        **vocabulary,
         "duration_ms": t["ms"],
     }
     metrics = {
