@@ -17,11 +17,15 @@ from masis_core.services.reports import (
 from masis_core.text.markup import plain
 from ui.auth import door
 from ui.evidence import report_pdf
+from ui.follow import watch_runs
 from ui.followup import thread_caption
 from ui.sidebar import run_picker, workspace_runs_or_stop
 from ui.views import question_heading, render_answer, render_trace, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
+running = [r.run_id for r in runs if r.status == "running"]
+if running:
+    watch_runs(running)
 
 st.dataframe(
     run_table(runs),

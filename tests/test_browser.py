@@ -233,7 +233,8 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
 
 def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
     """A run held at the web edge and a 20-file batch, each left for another page and found
-    finished on return; the first request opens a page by its address."""
+    finished on return, and the Runs page left open on the running run shows it end; the
+    first request opens a page by its address."""
     question = "At what pressure does the relief valve of the pump open?"
     with FakeTavily() as tavily:
         gate = threading.Event()
@@ -280,7 +281,12 @@ def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
                 go(page, "Runs")
                 # The run's status line (the history table's cells are drawn on a canvas).
                 expect(page.get_by_text(re.compile(r"Run `?\w+`? · running"))).to_be_visible()
+                expect(page.get_by_text("1 run still running")).to_be_visible()
                 gate.set()
+                # The Runs page, untouched, follows the run to its end (it had shown a finished
+                # run as running until the next click).
+                expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
+                expect(page.get_by_text("still running")).to_have_count(0)
                 go(page, "Research")
                 expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
                 for node in ("web_searcher", "synthesizer", "critic", "evaluator"):

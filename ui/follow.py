@@ -13,7 +13,7 @@ from typing import Literal
 import streamlit as st
 
 from masis_core.services.jobs import FileProgress, Job
-from masis_core.text.markup import untrusted
+from masis_core.text.markup import counted, untrusted
 from ui.resources import jobs, run_service
 from ui.views import render_trace
 
@@ -128,4 +128,19 @@ def watch_record(run_id: str) -> None:
     st.caption(
         f"⏳ Run `{run_id}` is running in another process ({rec.owner}); "
         "it shows here when it pauses or ends."
+    )
+
+
+@st.fragment(run_every=2 * POLL_S)
+def watch_runs(run_ids: list[str]) -> None:
+    """Runs that were running when a page listing them was drawn: the page reruns once one
+    pauses or ends. The Runs page had shown a finished run as "running" until the next click."""
+    service = run_service()
+    for run_id in run_ids:
+        rec = service.get(run_id)
+        if rec is None or rec.status != "running":
+            st.rerun()
+    st.caption(
+        f"⏳ {counted(len(run_ids), 'run')} still running; this page updates when "
+        f"{'it pauses or ends' if len(run_ids) == 1 else 'one pauses or ends'}."
     )
