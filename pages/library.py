@@ -9,7 +9,7 @@ from ingest.pipeline import Source
 from masis_core.errors import MasisError
 from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
-from ui.auth import door
+from ui.auth import door, role_notice
 from ui.documents import document_list
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs
@@ -26,11 +26,7 @@ gate = door()
 files: list = []
 submitted = False
 if not gate.may(ws.id, "upload"):  # a viewer was refused only after choosing files
-    st.info(
-        f"Your role in this workspace is {gate.role(ws.id)}: adding documents needs editor "
-        "or owner (ask the workspace's owner to share it so).",
-        icon="🔒",
-    )
+    role_notice(ws.id, "adding documents")
 else:
     with st.form("upload", clear_on_submit=True):
         files = st.file_uploader(

@@ -457,3 +457,21 @@ def test_a_runs_review_and_verdict_are_its_askers_or_an_editors(bench: Workbench
     log = [(e.actor, e.action) for e in bench.accounts.audit_log()]
     assert ("carl", "run.verdict") in log and ("bob", "run.resume") in log
     assert ("carl", "run.resume") not in log  # the refused one is not recorded as done
+
+
+def test_evaluations_and_calibrations_need_editor_and_are_audited(bench: Workbench) -> None:
+    """Both store what they found for every reader of the workspace (a calibration also moves
+    every run's confidence); a viewer had run evaluations that no audit line recorded."""
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    bench.registry.create_workspace("team", "wordllama")
+    for name, role in (("ada", "owner"), ("bob", "editor"), ("carl", "viewer")):
+        bench.accounts.create(name, f"{name} password")
+        bench.accounts.grant("team", name, role, actor="root")
+    bob, carl = (Door(bench, Principal(n)) for n in ("bob", "carl"))
+    for action in ("evaluate", "calibrate"):
+        with pytest.raises(AccessError, match=f"is viewer; {action} needs editor"):
+            carl.start_task("team", action)
+        assert bob.start_task("team", action).id == "team"
+    log = [(e.actor, e.action) for e in bench.accounts.audit_log()]
+    assert ("bob", "workspace.evaluate") in log and ("bob", "workspace.calibrate") in log
+    assert not [a for a in log if a[0] == "carl" and a[1].startswith("workspace.")]

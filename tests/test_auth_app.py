@@ -277,6 +277,12 @@ def test_a_viewer_reads_anothers_run_without_its_review_or_thumbs(settings, monk
     assert not carl.exception, carl.exception
     assert carl.info[0].value.startswith("Your role in this workspace is viewer: adding")
     assert not [b for b in carl.button if b.label == "Ingest"]
+    # Nor an evaluation or a recalibration, which change what every reader sees.
+    carl.switch_page("pages/inspector.py").run()
+    assert not carl.exception, carl.exception
+    said = "Your role in this workspace is viewer: running an evaluation needs editor"
+    assert any(i.value.startswith(said) for i in carl.info)
+    assert not [b for b in carl.button if b.label in ("Evaluate this workspace", "Recalibrate now")]
 
 
 def test_the_account_page_by_its_address_signs_in_first_and_shows_names_as_text(

@@ -131,3 +131,13 @@ def account_box(who: Principal) -> None:
     if st.button("Sign out", key="sign-out"):
         sign_out()
         st.rerun()
+
+
+def role_notice(ws_id: str, doing: str, after: str = "") -> None:
+    """Said where an action is not offered because of the account's role, instead of refusing
+    it after the analyst has filled in the form ("adding documents", "running an evaluation")."""
+    st.info(
+        f"Your role in this workspace is {door().role(ws_id)}: {doing} needs editor or owner "
+        f"(ask the workspace's owner to share it so).{after}",
+        icon="🔒",
+    )

@@ -15,9 +15,11 @@ import streamlit as st
 
 from evaluation.calibration import job_work
 from masis_core.services.calibration import reliability_frame
+from masis_core.services.inspection import verdict_reliability
+from masis_core.services.records import RunRecord
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import untrusted
-from masis_core.workspaces.calibration import STALE, CalibrationStore, stale
+from masis_core.text.markup import counted, untrusted
+from masis_core.workspaces.calibration import MIN_POINTS, STALE, CalibrationStore, stale
 from ui import charts
 from ui.auth import door
 from ui.follow import follow_task

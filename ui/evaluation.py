@@ -13,11 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.outline import EvaluationStore, load_question_file, run_evaluation
-from masis_core.errors import InputError
+from masis_core.errors import InputError, MasisError
 from masis_core.services.jobs import Job
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import counted, untrusted
 from ui import charts
+from ui.auth import door, role_notice
 from ui.follow import follow_task
 from ui.resources import jobs, workbench
 
@@ -29,6 +30,10 @@ LAST_JOB = "evaluation_job"
 
 
 def _start(ws: Workspace) -> None:
+    gate = door()
+    if not gate.may(ws.id, "evaluate"):
+        role_notice(ws.id, "running an evaluation", " The evaluations already run are below.")
+        return
     with st.form("evaluate"):
         source = st.radio(
             "Questions",
@@ -56,6 +61,11 @@ def _start(ws: Workspace) -> None:
         except InputError as exc:
             st.error(untrusted(str(exc)))
             return
+    try:
+        gate.start_task(ws.id, "evaluate")  # checked again, and audited
+    except MasisError as exc:
+        st.error(untrusted(str(exc)))
+        return
     bench = workbench()
 
     def work(job: Job) -> dict[str, Any]:

@@ -16,7 +16,7 @@ write needs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from masis_core.errors import AccessError, InputError, WorkspaceError
 from masis_core.services.records import RunRecord, RunStore
@@ -34,6 +34,7 @@ NEEDS: dict[str, Role] = {
     "upload": "editor",
     "delete_document": "editor",
     "calibrate": "editor",
+    "evaluate": "editor",  # an evaluation is stored and shown to every reader of the workspace
     "review_others": "editor",  # answer the review of, or mark, a run another account asked
     "share": "owner",
     "delete_workspace": "owner",
@@ -77,6 +78,14 @@ class Door:
                 f"Your role in workspace '{ws.id}' is {role}; {action.replace('_', ' ')} "
                 f"needs {need}. Ask an owner of the workspace."
             )
+        return ws
+
+    def start_task(self, ws_id: str, action: Literal["evaluate", "calibrate"]) -> Workspace:
+        """An evaluation or a calibration of the workspace: each stores what it found for every
+        reader of the workspace (the calibration also moves every run's confidence), so each
+        needs editor and is audited; a viewer had run evaluations that no record showed."""
+        ws = self.workspace(ws_id, action)
+        self.audit(f"workspace.{action}", ws.id)
         return ws
 
     def may(self, ws_id: str, action: str = "read") -> bool:
