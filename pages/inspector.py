@@ -13,13 +13,12 @@ from masis_core.services.inspection import (
     pass_summary,
     retry_reasons,
     score_rows,
-    verdict_reliability,
     workspace_scores,
 )
 from masis_core.text.markup import plain
 from ui import charts
 from ui.auth import door
-from ui.calibration import calibration_panel
+from ui.calibration import calibration_panel, verdict_panel
 from ui.evaluation import evaluation_panel
 from ui.sidebar import run_picker, workspace_or_stop
 
@@ -74,15 +73,7 @@ with runs_tab:
         st.dataframe(reasons, hide_index=True, width="stretch")
 
     st.subheader("Confidence against your verdicts")
-    calibration = verdict_reliability(runs)
-    if calibration is None:
-        st.caption(
-            "Mark answers right or wrong (👍 / 👎 under each answer) to see here how well the "
-            "confidence a run reports predicts your verdicts."
-        )
-    else:
-        bins, ece = calibration
-        st.plotly_chart(charts.reliability(bins, ece), key="reliability")
+    verdict_panel(runs)
 
     st.subheader(f"All runs in {ws.id}")
     everything = workspace_scores(runs)

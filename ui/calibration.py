@@ -29,8 +29,9 @@ LAST_JOB = "calibration_job"
 
 
 def _start(ws: Workspace) -> None:
-    if door().may(ws.id, "calibrate") and st.button("Recalibrate now", key="calibration-start"):
-        work = job_work(workbench())(ws)
+    gate = door()
+    if gate.may(ws.id, "calibrate") and st.button("Recalibrate now", key="calibration-start"):
+        work = job_work(workbench())(gate.start_task(ws.id, "calibrate"))
         job = jobs().task("calibration", ws.id, f"confidence calibration of {ws.id}", work)
         st.session_state[LAST_JOB] = job.id
         st.rerun()
@@ -44,7 +45,6 @@ def _diagrams(report: dict[str, Any]) -> None:
         left.plotly_chart(
             charts.reliability(
                 before,
-                report["ece_before"],
                 f"Before: the judge's score ({report['ece_before']:.3f} ECE)",
             ),
             key="calibration-before",
@@ -53,7 +53,6 @@ def _diagrams(report: dict[str, Any]) -> None:
         right.plotly_chart(
             charts.reliability(
                 after,
-                report["ece_after"],
                 f"After: this workspace's map ({report['ece_after']:.3f} ECE)",
             ),
             key="calibration-after",
@@ -154,3 +153,30 @@ def calibration_panel(ws: Workspace) -> None:
         )
         return
     _report(report)
+
+
+def verdict_panel(runs: list[RunRecord]) -> None:
+    """The confidence runs reported against the analyst's 👍 / 👎, with how many verdicts it
+    rests on: an error drawn from one verdict had read as a measurement, and beside the
+    calibration tab's (another fit, on more points) as a contradiction."""
+    calibration = verdict_reliability(runs)
+    if calibration is None:
+        st.caption(
+            "Mark answers right or wrong (👍 / 👎 under each answer) to see here how well the "
+            "confidence a run reports predicts your verdicts."
+        )
+        return
+    bins, ece = calibration
+    n = int(bins["count"].sum())
+    title = f"Confidence vs {counted(n, 'verdict')} (expected calibration error {ece:.3f})"
+    st.plotly_chart(charts.reliability(bins, title), key="reliability")
+    few = (
+        f"With fewer than {MIN_POINTS} verdicts this error is mostly chance. "
+        if n < MIN_POINTS
+        else ""
+    )
+    st.caption(
+        few + "Each run's confidence as it was shown, against your verdicts. The Confidence "
+        "calibration tab's error is another measure: the judge's score before and after this "
+        "workspace's map, over the outline questions' answers and your verdicts together."
+    )

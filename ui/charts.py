@@ -84,7 +84,7 @@ def latency(steps: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def reliability(bins: pd.DataFrame, ece: float, title: str | None = None) -> go.Figure:
+def reliability(bins: pd.DataFrame, title: str) -> go.Figure:
     """Share of answers marked right per confidence bin against the diagonal a calibrated
     confidence would follow; each bar's width spans its bin, its label counts the answers."""
     fig = go.Figure()
@@ -109,7 +109,7 @@ def reliability(bins: pd.DataFrame, ece: float, title: str | None = None) -> go.
         )
     )
     fig.update_layout(
-        title=title or f"Confidence vs your verdicts (expected calibration error {ece:.3f})",
+        title=title,
         xaxis={"title": "confidence", "range": [0, 1]},
         yaxis={"title": "share right", "range": [0, 1.1]},
         height=320,
