@@ -10,10 +10,14 @@ Three conditions, each of which alone misfires. py3langid (langid.py's model, bu
 wheel) names a language other than English for 26 of the 3,160 English questions of three
 words or more in ``../shared/eval`` and ``bench/data`` ("Why do humans dream?": Nigerian
 Pidgin). Each of those holds two or more English function or question words (``STOP_WORDS``,
-``QUESTION_WORDS``); each of 19 questions in French, German, Spanish, Italian, Portuguese,
+``QUESTION_WORDS``); each of 24 questions in French, German, Spanish, Italian, Portuguese,
 Dutch, Polish, Russian and Japanese holds at most one ("a", "was", "is" in "Qui a fondé …",
-"Was ist …", "Wat is …"). And most of the question's words must occur in no document of the
-workspace: documents in the question's language answer it as they would in English.
+"Was ist …", "Wat is …"). And half the question's words or more must occur in no document of
+the workspace: documents in the question's language answer it as they would in English. Not
+"most": the subject is a name the documents use ("Debian"), and a foreign word can be one too
+("stata" in the R FAQ). Measured against the unseen FAQs' workspace (``bench/data``): no
+English question taken for another language, 23 of the 24 others found ("Comment installer un
+paquet R depuis CRAN ?" is not: "comment", "installer" and "cran" are the FAQs' words too).
 """
 
 from __future__ import annotations
@@ -33,24 +37,30 @@ SENTENCE_WORDS = 3
 SHOWN = 8
 
 
+def _looked_up(question: str) -> list[str]:
+    """The question's words that retrieval looks up: no stop, question or one-letter word."""
+    return [w for w in content_words(question) if len(w) > 1 and w not in FUNCTION_WORDS]
+
+
 def unknown_words(index: KeywordIndex | None, question: str) -> list[str]:
     """The question's content words (unstemmed, in order) whose stem no chunk of the
     workspace holds; none when the workspace has no keyword index yet."""
     if index is None:
         return []
-    asked = [w for w in content_words(question) if len(w) > 1 and w not in FUNCTION_WORDS]
+    asked = _looked_up(question)
     return [w for w, s in zip(asked, SNOWBALL.stemWords(asked), strict=True) if s not in index.idf]
 
 
 def other_language(question: str, unknown: list[str]) -> bool:
     """Not English by py3langid, one English function word at most, a sentence's length, and
-    most of its words unknown to the workspace (the module docstring has the measurement)."""
+    half its words or more unknown to the workspace (the module docstring has the
+    measurement)."""
     said = words(question)
     if len(said) < SENTENCE_WORDS and question.isascii():
         return False
     if sum(w in FUNCTION_WORDS for w in said) > FEW_FUNCTION_WORDS:
         return False
-    if 2 * len(unknown) <= len(content_words(question)):
+    if 2 * len(unknown) < len(_looked_up(question)):
         return False
     import py3langid  # its model loads on import (0.2 s), wanted only past the checks above
 
@@ -83,7 +93,7 @@ def language_notice(trace: Iterable[dict[str, Any]]) -> str | None:
     if not last.get("other_language"):
         return None
     return (
-        "Your question does not look written in English, and most of its words ("
+        "Your question does not look written in English, and many of its words ("
         + ", ".join(last.get("unknown_words", [])[:5])
         + ") occur in no document of this workspace. The search matches words and does not "
         "translate: ask in the language of your documents."
