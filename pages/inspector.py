@@ -11,6 +11,7 @@ from masis_core.services.inspection import (
     kept_summary,
     node_latency,
     pass_summary,
+    pass_title,
     retry_reasons,
     score_rows,
     workspace_scores,
@@ -50,15 +51,16 @@ with runs_tab:
         st.info("This run did no retrieval.")
     else:
         passes = summary.to_dict("records")
-        for col, p in zip(st.columns(min(3, len(passes))), passes, strict=False):
-            got = scores[scores["pass"] == p["pass"]]
-            title = f"Pass {p['pass']} (retry {p['retry_count']})"
-            if got.empty:
-                col.info(f"{title}: no candidates at all.")
-            else:
-                col.plotly_chart(
-                    charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
-                )
+        for row in range(0, len(passes), 3):  # every pass: a fourth, after a review, was cut
+            for col, p in zip(st.columns(3), passes[row : row + 3], strict=False):
+                got = scores[scores["pass"] == p["pass"]]
+                title = pass_title(p)
+                if got.empty:
+                    col.info(f"{title}: no candidates at all.")
+                else:
+                    col.plotly_chart(
+                        charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
+                    )
         left, right = st.columns(2)
         left.plotly_chart(charts.pass_counts(summary), key="counts")
         steps = node_latency(rec)

@@ -251,6 +251,28 @@ def test_inspector_draws_scores_threshold_and_latency(app: AppTest, plant, bench
     assert any("2 runs" in c.value or "candidates" in c.value for c in at.caption)
 
 
+def test_every_pass_has_its_histogram_and_the_one_after_review_says_so(app, plant, bench):
+    """Three passes, a rephrase at review, a fourth: the inspector had drawn three columns and
+    dropped the fourth, the pass the analyst's own question started."""
+    research = RunService(bench)
+    paused = research.ask(plant.id, "Who manufactures the hydrolic pump's flange gaskets?")
+    assert paused.status == "needs_human"
+    response = {"action": "rephrase", "text": "At what pressure does the relief valve open?"}
+    done = research.resume(paused.run_id, response)
+    searches = [e for e in done.trace if e.get("node") == "researcher"]
+    assert len(searches) >= 4 and searches[-1]["retry_count"] == 0  # its count starts again
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    for n in range(1, len(searches)):
+        assert any(f'"Pass {n} (retry ' in t for t in titles), n
+    assert any(f'"Pass {len(searches)} (after you rephrased)' in t for t in titles)
+    # Fixed bins, 1/30 of the axis each: a pass with one candidate had drawn one bar across it.
+    histogram = next(json.loads(t) for t in titles if '"Pass 1 (retry 0)' in t)
+    assert {d["xbins"]["size"] for d in histogram["data"]} == {1 / 30}
+    assert list(at.dataframe[0].value["after_review"])[-1] == "rephrase"
+
+
 def test_runs_page_lists_history_and_exports_markdown(app: AppTest, plant, bench) -> None:
     rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
     at = app.run().switch_page("pages/runs.py").run()

@@ -25,22 +25,27 @@ PASS_OUTCOMES = {
 # Charts whose bars are not outcomes: a neutral grey (time), and the analyst's verdicts.
 NEUTRAL = "#78909c"
 VERDICT = "#1f4e79"
+# Bars of a score histogram over its axis.
+BINS = 30
 # Retrieval modes in the evaluation history: none of the outcome colours.
 MODE_COLORS = {"hybrid": "#6a1b9a", "dense": "#00838f", "bm25": "#8d6e63"}
 
 
 def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -> go.Figure:
-    """Candidate scores coloured by what happened to them, with the threshold as a line."""
+    """Candidate scores coloured by what happened to them, with the threshold as a line. The
+    bins are fixed (30 over the axis): Plotly's own, for a pass with one candidate, drew a
+    single bar across the whole axis."""
+    low = min(0.0, float(scores["score"].min()) if len(scores) else 0.0)
     fig = px.histogram(
         scores,
         x="score",
         color="outcome",
-        nbins=30,
         barmode="stack",
         color_discrete_map=OUTCOME_COLORS,
         title=title,
-        range_x=[min(0.0, float(scores["score"].min()) if len(scores) else 0.0), 1.0],
+        range_x=[low, 1.0],
     )
+    fig.update_traces(xbins={"start": low, "end": 1.0, "size": (1.0 - low) / BINS})
     if threshold is not None:
         fig.add_vline(
             x=float(threshold),

@@ -50,11 +50,42 @@ def score_rows(rec: RunRecord) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
+def review_before(trace: Iterable[dict[str, Any]]) -> list[str | None]:
+    """Per researcher pass, the review action that started it ("rephrase", "retry_lower_
+    threshold", …), or None for a pass of the graph's own (the first, a retry): a pass
+    after a rephrase starts its retry count again and read as a second first pass."""
+    out: list[str | None] = []
+    action: str | None = None
+    for e in trace:
+        if e.get("node") == "human_review":
+            action = e.get("action")
+        elif e.get("node") == "researcher":
+            out.append(action)
+            action = None
+    return out
+
+
+# A pass's histogram title after a review, in the review form's words.
+_AFTER = {
+    "rephrase": "after you rephrased",
+    "retry_lower_threshold": "after you lowered the threshold",
+    "choose_source": "after you chose a source",
+}
+
+
+def pass_title(p: dict[str, Any]) -> str:
+    """A row of ``pass_summary`` as a chart's title: "Pass 4 (after you rephrased)"."""
+    why = _AFTER.get(p.get("after_review") or "")
+    return f"Pass {p['pass']} ({why or 'retry ' + str(p['retry_count'])})"
+
+
 def pass_summary(rec: RunRecord) -> pd.DataFrame:
     """Kept vs filtered per pass, with the threshold and query settings of that pass."""
+    after = review_before(rec.trace)
     rows = [
         {
             "pass": n,
+            "after_review": after[n - 1] or "",
             "retry_count": e.get("retry_count", 0),
             "queries": e.get("queries"),
             "limit": e.get("limit"),
