@@ -44,7 +44,7 @@ def ingest_all_cleanly(folder: Path, data_dir: Path, minimum: int) -> list[dict]
     paths = sorted(p for p in folder.iterdir() if p.is_file())
     assert len(paths) >= minimum, f"{folder} looks incomplete ({len(paths)} files)"
     proc = run_module(
-        ["ingest", "--workspace", "office", *map(str, paths), "--json"],
+        ["ingest", "--workspace", "office", "--no-calibrate", *map(str, paths), "--json"],
         data_dir,
         {"MASIS_PARSE_TIMEOUT_S": "60"},
         timeout_s=1800,

@@ -70,7 +70,7 @@ def test_two_analysts_in_separate_processes(tmp_path: Path) -> None:
             (folder / f"{ws_id}-{n}.pdf").write_bytes(make_pdf([text]))
         folders[ws_id] = folder
     ingests = [
-        start_module(["ingest", "-w", ws_id, str(folder), "--json"], data_dir)
+        start_module(["ingest", "-w", ws_id, "--no-calibrate", str(folder), "--json"], data_dir)
         for ws_id, folder in folders.items()
     ]
     outputs = [p.communicate(timeout=600) for p in ingests]

@@ -76,7 +76,16 @@ def ingest(folder: Path, data_dir: Path, kill_at: int | None = None) -> Ran:
     env = {"MASIS_TEST_KILL_AT": str(kill_at)} if kill_at else {}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "ingest", "--workspace", "w", str(folder), "--json"],
+            [
+                sys.executable,
+                "-m",
+                "ingest",
+                "--workspace",
+                "w",
+                "--no-calibrate",
+                str(folder),
+                "--json",
+            ],
             cwd=ROOT,
             env=module_env(data_dir, env),
             stdout=out,

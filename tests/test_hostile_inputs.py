@@ -215,7 +215,15 @@ def test_every_real_hard_pdf_ends_ingested_or_failed_cleanly(tmp_path) -> None:
     assert len(paths) >= 150, f"the corpus at {corpus} looks incomplete ({len(paths)} files)"
     data_dir = tmp_path / "data"
     proc = run_module(
-        ["ingest", "--workspace", "hard", str(corpus / "hard"), str(corpus / "manuals"), "--json"],
+        [
+            "ingest",
+            "--workspace",
+            "hard",
+            "--no-calibrate",  # the manuals' outline questions: minutes, not this test's
+            str(corpus / "hard"),
+            str(corpus / "manuals"),
+            "--json",
+        ],
         data_dir,
         # OCR with the default engine (tesseract, which .ci/run installs; else rapidocr), at
         # most 2 pages a file and 30 s a page: the scanned files have 1 page each but for
