@@ -554,9 +554,8 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["outline questions"], metrics["your verdicts"]) == ("60", "0")
     report = CalibrationStore(bench.db).get(plant.id)
-    assert metrics["ECE after (held out)"] == (
-        f"{report['ece_after']:.3f} ({report['ece_after_held_out']:.3f})"
-    )
+    assert metrics["ECE after, fitted points"] == f"{report['ece_after']:.3f}"
+    assert metrics["ECE after, held out"] == f"{report['ece_after_held_out']:.3f}"
     kept = {"platt": "Platt scaling", "isotonic": "isotonic regression"}[report["method"]]
     assert any(c.value.startswith(f"Map: {kept}. Platt scaling is kept unless") for c in at.caption)
     assert any(
