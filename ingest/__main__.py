@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -131,10 +133,16 @@ def calibrate(bench: Workbench, ws: Workspace, as_json: bool) -> dict[str, Any]:
             file=sys.stderr,
             flush=True,
         )
+    # Ctrl-C asks the job to stop before its next question, as the Inspector's cancel does: a
+    # KeyboardInterrupt raised inside a graph run could be swallowed there, and the fit went on.
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        report = calibrate_workspace(bench, ws.id, progress=None if as_json else progress)
-    except KeyboardInterrupt:
-        report = {"workspace": ws.id, "status": "cancelled"}
+        report = calibrate_workspace(
+            bench, ws.id, cancelled=stop.is_set, progress=None if as_json else progress
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if report["status"] in ("cancelled", "deleted"):
         report["message"] = f"calibration {report['status']}, nothing stored"
     return {k: report.get(k) for k in ("status", "message", "ece_before", "ece_after")}

@@ -95,7 +95,7 @@ def test_a_french_question_says_why_it_found_little(app: AppTest, plant, bench) 
 def test_an_english_review_lists_the_words_no_document_uses(app: AppTest, plant) -> None:
     at = ask(app.run(), "Who manufactures the hydrolic pump's flange gaskets?")
     assert not any("does not look written in English" in w.value for w in at.warning)
-    (said,) = [c.value for c in at.caption if c.value.startswith("Words of the question no doc")]
+    (said,) = [c.value for c in at.caption if c.value.startswith("No document of this work")]
     assert said.endswith(": manufactures, hydrolic, flange, gaskets")  # not "s" of "pump's"
 
 

@@ -331,7 +331,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
         unknown = recorded_unknown(rec.trace)
         if unknown and not language_notice(rec.trace):  # that notice, above the form, names them
             st.caption(
-                "Words of the question no document of this workspace uses (try the "
+                "No document of this workspace uses these words of the question (try the "
                 "documents' own terms): " + ", ".join(untrusted(w) for w in unknown)
             )
         sources = _conflicts(details) if kind == "conflict" else {}

@@ -109,6 +109,14 @@ def _retrieve(
     return [c for c in ranked if not withheld(c, pages)][:limit] if pages else ranked
 
 
+def _vocabulary(ctx: RunContext, state: ResearchState) -> dict[str, object]:
+    """The question's words no document of the workspace uses, and whether it looks written
+    in another language (``retrieval/vocabulary.py``), for the trace entry."""
+    ws_id = state["workspace_id"]
+    keywords = ctx.bench.keyword_index(ws_id).index(ws_id)
+    return vocabulary_check(keywords, standalone(state["question"]))
+
+
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
     model = state["embed_model"]
@@ -133,10 +141,6 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         good = [x for x in scored if x[2] >= QUALITY_THRESHOLD]
         quality_fallback = bool(scored) and not good
         chosen = scored if quality_fallback else good
-        ws_id = state["workspace_id"]
-        vocabulary = vocabulary_check(
-            ctx.bench.keyword_index(ws_id).index(ws_id), standalone(state["question"])
-        )
     evidence = [to_evidence(c, q, why) for c, why, q in chosen]
     reasons = [why for _, why, _ in chosen]
     entry: dict[str, Any] = {
@@ -160,7 +164,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "scores_low_quality": []
         if quality_fallback
         else [round(c.dense, 4) for c, _, q in scored if q < QUALITY_THRESHOLD],
-        **vocabulary,
+        **_vocabulary(ctx, state),
         "duration_ms": t["ms"],
     }
     metrics = {
