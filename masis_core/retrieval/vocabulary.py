@@ -62,7 +62,7 @@ def other_language(question: str, unknown: list[str]) -> bool:
         return False
     if 2 * len(unknown) < len(_looked_up(question)):
         return False
-    import py3langid  # its model loads on import (0.2 s), wanted only past the checks above
+    import py3langid  # its model loads on first use (0.8 s here): only past the checks above
 
     return bool(py3langid.classify(question)[0] != "en")
 
