@@ -22,6 +22,8 @@ RETRY_LIMIT = 20
 # Share of a query's keyword (IDF) weight a keyword-only hit must hold; on fitzgov-dev it keeps
 # 71% of relevant keyword hits and 35% of irrelevant ones (see ``kept_by``).
 KEYWORD_COVERAGE = 0.5
+# The first passages ranked, whose language a question's is compared with.
+LANGUAGE_PASSAGES = 5
 # With pages withheld, how many times the limit is read before their chunks are dropped.
 WITHHELD_READ = 4
 
@@ -109,12 +111,16 @@ def _retrieve(
     return [c for c in ranked if not withheld(c, pages)][:limit] if pages else ranked
 
 
-def _vocabulary(ctx: RunContext, state: ResearchState) -> dict[str, object]:
+def _vocabulary(
+    ctx: RunContext, state: ResearchState, ranked: list[Candidate]
+) -> dict[str, object]:
     """The question's words no document of the workspace uses, and whether it looks written
-    in another language (``retrieval/vocabulary.py``), for the trace entry."""
+    in another language than the passages it ranked first (``retrieval/vocabulary.py``), for
+    the trace entry."""
     ws_id = state["workspace_id"]
     keywords = ctx.bench.keyword_index(ws_id).index(ws_id)
-    return vocabulary_check(keywords, standalone(state["question"]))
+    passages = [c.text for c in ranked[:LANGUAGE_PASSAGES]]
+    return vocabulary_check(keywords, standalone(state["question"]), passages)
 
 
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -164,7 +170,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "scores_low_quality": []
         if quality_fallback
         else [round(c.dense, 4) for c, _, q in scored if q < QUALITY_THRESHOLD],
-        **_vocabulary(ctx, state),
+        **_vocabulary(ctx, state, ranked),
         "duration_ms": t["ms"],
     }
     metrics = {
