@@ -204,10 +204,11 @@ def print_summary(
     if calibration is not None:
         print(f"confidence: {calibration['message']}")
     if summary["ingested"] and (calibration is None or calibration["status"] != "fitted"):
+        too_few = calibration is not None and calibration["status"] in ("too_few", "one_sided")
         print(
             "the confidence is not fitted to these documents: run "
             f"python -m masis_core calibrate --workspace {ws.id}"
-            + ("" if calibration is None else " once the workspace has more documents")
+            + (" once the workspace has more documents" if too_few else "")
         )
 
 

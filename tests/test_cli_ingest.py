@@ -181,6 +181,7 @@ def test_ctrl_c_during_the_calibration_keeps_the_documents_and_stores_no_fit(
     assert "ingested   plant.pdf" in out
     assert lines[-2] == "confidence: calibration cancelled, nothing stored"
     assert lines[-1].startswith("the confidence is not fitted to these documents: run")
+    assert lines[-1].endswith("calibrate --workspace plant")  # now, not "once … more documents"
     bench = Workbench(Settings.local(data_dir))
     assert [d.filename for d in bench.documents("plant")] == ["plant.pdf"]
     assert CalibrationStore(bench.db).get("plant") is None

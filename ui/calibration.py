@@ -150,10 +150,9 @@ def calibration_panel(ws: Workspace) -> None:
     report = CalibrationStore(workbench().db).get(ws.id)
     if report is None:
         st.info(
-            "No calibration of this workspace yet: it runs after an upload in the Library "
-            "(documents added with `python -m ingest` are not calibrated until you press "
-            "Recalibrate now, or run `python -m masis_core calibrate`). Until then the global "
-            "confidence model is used."
+            "No calibration of this workspace yet: it runs after an upload in the Library and "
+            "after `python -m ingest` (unless `--no-calibrate`), or press Recalibrate now. "
+            "Until then the global confidence model is used."
         )
         return
     _report(report)
