@@ -287,7 +287,7 @@ class PendingParse:
         self._scans: ChildCall | None = None
         if in_process(data, filename):
             try:
-                self._done = parse_text(data)
+                self._done = parse_text(data, filename)
             except DocumentError as exc:
                 self._done = exc
             return

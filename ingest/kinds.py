@@ -66,6 +66,8 @@ _XML_PARTS = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")
 # A block is one chunk: under the default 200-word chunk, so chunking seldom cuts it, and big
 # enough to hold a paragraph or a dozen table rows with their header.
 BLOCK_WORDS = 150
+# Between the headings of a place: "3 Methods › 3.2 Sampling, paragraphs 1–2".
+PATH_SEPARATOR = " › "
 
 
 def suffix_kind(filename: str) -> str | None:
@@ -257,6 +259,45 @@ class Blocks:
 
     def document(self, count: int | None = None) -> ParsedDocument:
         return ParsedDocument(self.pages, count if count is not None else len(self.pages))
+
+
+class Sections:
+    """The heading path so far and the numbered paragraphs under its last heading, for the
+    kinds cited by heading path and paragraph (Word, web pages, Markdown). ``prefix`` and
+    ``number`` place the path inside a larger document (an EPUB's chapter)."""
+
+    def __init__(self, blocks: Blocks, prefix: str = "", number: int | None = None) -> None:
+        self.blocks, self.prefix, self.number = blocks, prefix, number
+        self.path: list[tuple[int, str]] = []
+        self.items: list[tuple[int, str]] = []
+        self.count = 0  # paragraphs of the section so far
+        self.tables = 0
+
+    @property
+    def label(self) -> str:
+        return within(self.prefix, PATH_SEPARATOR.join(text for _, text in self.path))
+
+    def heading(self, level: int, text: str) -> None:
+        """A heading of ``level`` (1 the highest) ends the section; an empty one is no
+        heading, but still ends it."""
+        self.flush()
+        if text:
+            self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
+            self.count = self.tables = 0
+
+    def paragraph(self, text: str) -> None:
+        self.count += 1
+        self.items.append((self.count, text))
+
+    def table(self) -> str:
+        """The place of the section's next table (the paragraphs before it are flushed)."""
+        self.flush()
+        self.tables += 1
+        return within(self.label, f"table {self.tables}")
+
+    def flush(self) -> None:
+        self.blocks.paragraphs(self.label, self.items, number=self.number)
+        self.items = []
 
 
 def _grouped(items: Iterable[tuple[int, str]], reserved: int) -> list[list[tuple[int, str]]]:

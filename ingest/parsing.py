@@ -35,7 +35,8 @@ from masis_core.errors import DocumentError
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES)
 PDF_SUFFIXES = (".pdf",)
 SUPPORTED_SUFFIXES = PDF_SUFFIXES + TEXT_SUFFIXES
 
@@ -438,8 +439,9 @@ def parse_pdf(
     return with_scans(parsed)
 
 
-def parse_text(data: bytes) -> ParsedDocument:
-    """Plain text or Markdown; a form feed starts a new page."""
+def parse_text(data: bytes, filename: str = "") -> ParsedDocument:
+    """Plain text, where a form feed starts a new page, or Markdown (``ingest.markdown``: by
+    heading and paragraph)."""
     if b"\x00" in data[:8192]:
         raise DocumentError("unreadable: binary content in a text file")
     try:
@@ -447,6 +449,10 @@ def parse_text(data: bytes) -> ParsedDocument:
     except UnicodeDecodeError:
         raw = data.decode("cp1252", errors="replace")
         log.info("text file is not UTF-8; decoded as cp1252")
+    if filename.lower().endswith(MARKDOWN_SUFFIXES):
+        from ingest import markdown  # it builds on this module's pages, as the kinds do
+
+        return markdown.parse(raw)
     parts = raw.split("\f")
     parsed = ParsedDocument([], len(parts))
     for number, part in enumerate(parts, start=1):
@@ -488,7 +494,7 @@ def parse_bytes(
         parsed = extract_pdf(data)
         return parsed if parsed.ocr_pending else with_scans(parsed)
     if is_plain_text(data, filename):
-        return parse_text(data)
+        return parse_text(data, filename)
     from ingest.kinds import parse_kind  # the kinds build on this module's pages
 
     return parse_kind(data, filename)

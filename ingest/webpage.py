@@ -12,9 +12,8 @@ from __future__ import annotations
 import lxml.html
 from lxml import etree
 
-from ingest.kinds import Blocks, add_table, cell_text, within
+from ingest.kinds import Blocks, Sections, add_table, cell_text
 from ingest.parsing import ParsedDocument
-from ingest.word import PATH_SEPARATOR
 from masis_core.errors import DocumentError
 
 DROPPED = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form")
@@ -39,15 +38,8 @@ class Walker:
     rows. Nested blocks (a ``<p>`` in an ``<li>``) are read once, by the outer one."""
 
     def __init__(self, blocks: Blocks, prefix: str = "", number: int | None = None) -> None:
-        self.blocks, self.prefix, self.number = blocks, prefix, number
-        self.path: list[tuple[int, str]] = []
-        self.items: list[tuple[int, str]] = []
-        self.count = 0
-        self.tables = 0
-
-    @property
-    def label(self) -> str:
-        return within(self.prefix, PATH_SEPARATOR.join(t for _, t in self.path))
+        self.blocks, self.number = blocks, number
+        self.sections = Sections(blocks, prefix, number)
 
     def walk(self, element: lxml.html.HtmlElement) -> None:
         for child in element:
@@ -55,33 +47,25 @@ class Walker:
                 continue
             tag = child.tag.lower()
             if tag in HEADINGS:
-                self.flush()
-                level, text = HEADINGS[tag], _text(child)
-                if text:
-                    self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
-                    self.count = self.tables = 0
+                self.sections.heading(HEADINGS[tag], _text(child))
             elif tag == "table":
                 self.table(child)
             elif tag in BLOCKS:
                 text = _text(child)
                 if text:
-                    self.count += 1
-                    self.items.append((self.count, text))
+                    self.sections.paragraph(text)
             else:
                 self.walk(child)
 
     def table(self, element: lxml.html.HtmlElement) -> None:
-        self.flush()
-        self.tables += 1
         rows = [
             (n, [cell_text(_text(c)) for c in tr.xpath("./td|./th")])
             for n, tr in enumerate(element.xpath(".//tr"), start=1)
         ]
-        add_table(self.blocks, within(self.label, f"table {self.tables}"), rows, self.number)
+        add_table(self.blocks, self.sections.table(), rows, self.number)
 
     def flush(self) -> None:
-        self.blocks.paragraphs(self.label, self.items, number=self.number)
-        self.items = []
+        self.sections.flush()
 
 
 def read_html(data: bytes | str) -> lxml.html.HtmlElement:

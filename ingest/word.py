@@ -20,7 +20,7 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from ingest.kinds import Blocks, open_zip, row_text, within
+from ingest.kinds import Blocks, Sections, open_zip, row_text, within
 from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
@@ -29,7 +29,6 @@ from masis_core.errors import DocumentError
 MACRO_TYPE = b"application/vnd.ms-word.document.macroEnabled.main+xml"
 PLAIN_TYPE = b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 _HEADING = re.compile(r"^(?:heading\s*(\d)|title)$", re.I)
-PATH_SEPARATOR = " › "
 
 
 def without_macros(data: bytes, archive: zipfile.ZipFile, macro: bytes, plain: bytes) -> bytes:
@@ -73,43 +72,13 @@ def table_rows(table: Table) -> list[str]:
     return rows
 
 
-class _Sections:
-    """The heading path so far and the numbered paragraphs under its last heading."""
-
-    def __init__(self, blocks: Blocks) -> None:
-        self.blocks = blocks
-        self.path: list[tuple[int, str]] = []
-        self.paragraphs: list[tuple[int, str]] = []
-        self.count = 0  # paragraphs of the section so far
-        self.tables = 0
-
-    @property
-    def label(self) -> str:
-        return PATH_SEPARATOR.join(text for _, text in self.path)
-
-    def heading(self, level: int, text: str) -> None:
-        self.flush()
-        self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
-        self.count = 0
-        self.tables = 0
-
-    def paragraph(self, text: str) -> None:
-        self.count += 1
-        self.paragraphs.append((self.count, text))
-
-    def table(self, rows: list[str]) -> None:
-        self.flush()
-        self.tables += 1
-        rows = [r for r in rows if r]
-        where = within(self.label, f"table {self.tables}")
-        if len(rows) == 1:  # a header alone, or a one-row box around text
-            self.blocks.add(rows[0], within(where, "row 1"))
-        elif rows:
-            self.blocks.table(where, rows[0], list(enumerate(rows[1:], start=2)))
-
-    def flush(self) -> None:
-        self.blocks.paragraphs(self.label, self.paragraphs)
-        self.paragraphs = []
+def add_rows(blocks: Blocks, where: str, rows: list[str]) -> None:
+    """A Word table's rows, its first row the header of every block."""
+    rows = [r for r in rows if r]
+    if len(rows) == 1:  # a header alone, or a one-row box around text
+        blocks.add(rows[0], within(where, "row 1"))
+    elif rows:
+        blocks.table(where, rows[0], list(enumerate(rows[1:], start=2)))
 
 
 def footnotes(document: DocxDocument) -> list[tuple[int, str]]:
@@ -135,10 +104,10 @@ def parse(data: bytes) -> ParsedDocument:
     except ValueError as exc:  # python-docx: "file ... is not a Word file, content type is ..."
         raise DocumentError(f"unsupported: not a Word document ({exc})") from exc
     blocks = Blocks()
-    sections = _Sections(blocks)
+    sections = Sections(blocks)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            sections.table(table_rows(item))
+            add_rows(blocks, sections.table(), table_rows(item))
             continue
         text = " ".join(item.text.split())
         if not text:

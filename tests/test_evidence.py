@@ -172,7 +172,7 @@ def test_a_notes_citation_shows_its_words_without_a_zoom_for_a_page_it_lacks(
 ) -> None:
     ws = bench.create_workspace("notes", "wordllama")
     note = "The hydraulic pump must be inspected every 500 operating hours by the shift lead."
-    assert Ingestor(bench).ingest_bytes(ws, note.encode(), "pump.md").status == "ingested"
+    assert Ingestor(bench).ingest_bytes(ws, note.encode(), "pump.txt").status == "ingested"
     rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
     at = fresh_app()
     at.query_params["run"] = rec.run_id
