@@ -350,6 +350,16 @@ def looks_like_header(cells: Sequence[str]) -> bool:
     return bool(filled) and not any(_numeric(c) for c in filled)
 
 
+def add_header_rows(blocks: Blocks, where: str, rows: list[str]) -> None:
+    """A table whose first row is its header (Word, Markdown), as blocks of rows numbered from
+    the header's 1, each with the header; a header alone is kept as row 1."""
+    rows = [r for r in rows if r]
+    if len(rows) == 1:  # a header alone, or a one-row box around text
+        blocks.add(rows[0], within(where, "row 1"))
+    elif rows:
+        blocks.table(where, rows[0], list(enumerate(rows[1:], start=2)))
+
+
 def add_table(
     blocks: Blocks, where: str, rows: Iterable[tuple[int, Sequence[str]]], number: int | None = None
 ) -> None:

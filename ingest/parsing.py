@@ -452,7 +452,9 @@ def parse_text(data: bytes, filename: str = "") -> ParsedDocument:
     if filename.lower().endswith(MARKDOWN_SUFFIXES):
         from ingest import markdown  # it builds on this module's pages, as the kinds do
 
-        return markdown.parse(raw)
+        parsed = markdown.parse(raw)
+        if parsed.pages:
+            return parsed  # else words no block holds (link definitions): read as text
     parts = raw.split("\f")
     parsed = ParsedDocument([], len(parts))
     for number, part in enumerate(parts, start=1):

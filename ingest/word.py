@@ -20,7 +20,7 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from ingest.kinds import Blocks, Sections, open_zip, row_text, within
+from ingest.kinds import Blocks, Sections, add_header_rows, open_zip, row_text
 from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
@@ -72,15 +72,6 @@ def table_rows(table: Table) -> list[str]:
     return rows
 
 
-def add_rows(blocks: Blocks, where: str, rows: list[str]) -> None:
-    """A Word table's rows, its first row the header of every block."""
-    rows = [r for r in rows if r]
-    if len(rows) == 1:  # a header alone, or a one-row box around text
-        blocks.add(rows[0], within(where, "row 1"))
-    elif rows:
-        blocks.table(where, rows[0], list(enumerate(rows[1:], start=2)))
-
-
 def footnotes(document: DocxDocument) -> list[tuple[int, str]]:
     """The footnotes' numbers and texts. python-docx has no footnote API: the part is read
     with its XML parser (entities never resolved); ids below 1 are the separator lines."""
@@ -107,7 +98,7 @@ def parse(data: bytes) -> ParsedDocument:
     sections = Sections(blocks)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            add_rows(blocks, sections.table(), table_rows(item))
+            add_header_rows(blocks, sections.table(), table_rows(item))
             continue
         text = " ".join(item.text.split())
         if not text:

@@ -3,6 +3,10 @@ are, and the source view shows the passage at that place."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
 from masis_core.services.runs import RunService
@@ -69,6 +73,44 @@ def test_a_long_table_keeps_its_header_in_every_block() -> None:
     assert len(tables) > 1
     assert all(t.text.startswith("Part | Interval\n") for t in tables)
     assert tables[-1].place.endswith("–61")  # the header is row 1
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "# Call the supplier about the V-12 seals before Q3\n",  # a to-do note: a heading alone
+        "# A\n## Important: valve V-12 is closed\n# B\n\nbody",
+        "# A\n\nbody\n\n## Trailing: order spare filters\n",
+        # "---" under a sentence makes it a heading, as CommonMark says
+        "# Notes\n\nThe pump must be inspected every 500 hours.\n---\n# Next\n\nx",
+        "---\ntitle: Pump audit 2024\nowner: J. Smith\n---\n\nThe seals leak.\n",
+        "# H\n\nintro\n\n| Only | Header |\n|---|---|\n\nafter",
+        '[ref]: http://example.com/manual "Manual"\n',  # a link definition holds no block
+        "> quoted\n> # not a heading of the note\n\n1. one\n   - nested\n\n<div>raw</div>\n",
+    ],
+)
+def test_no_word_of_a_note_is_lost(source: str) -> None:
+    parsed = parse_bytes(source.encode(), "note.md")
+    kept = set().union(*(words(p.text) for p in parsed.pages))
+    assert words(source) <= kept, words(source) - kept
+
+
+def test_a_heading_alone_is_a_block_but_a_parent_heading_heads_its_children() -> None:
+    places = [p.place for p in parse_bytes(b"# A\n## B\n# C\n## D\n\ntext", "n.md").pages]
+    assert places == ["A › B", "C › D, paragraph 1"]  # no block of "A" or "C" alone
+
+
+def test_front_matter_is_its_own_block_and_a_header_row_is_the_header() -> None:
+    source = b"---\ntitle: Pump audit\n---\n\n| 1990 | 2000 |\n|---|---|\n| 3 | 4 |\n"
+    pages = parse_bytes(source, "audit.md").pages
+    assert [(p.place, p.text) for p in pages] == [
+        ("front matter", "title: Pump audit"),
+        ("table 1, row 2", "1990 | 2000\n3 | 4"),  # figures, but Markdown marks them a header
+    ]
 
 
 def test_plain_text_still_has_pages() -> None:
