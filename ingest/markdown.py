@@ -68,7 +68,10 @@ def parse(text: str) -> ParsedDocument:
             sections.heading(level, title)
             continue
         if token.type == "table_open":
-            add_header_rows(blocks, sections.table(), _rows(tokens, i))
+            rows, where = _rows(tokens, i), sections.table()
+            if rows and sections.label:  # a table is found by its heading's words too
+                rows[0] = f"{sections.label}\n{rows[0]}"
+            add_header_rows(blocks, where, rows)
         elif token.type != "hr":
             start, end = token.map
             sections.paragraph("\n".join(lines[start:end]).strip())

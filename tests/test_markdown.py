@@ -65,13 +65,16 @@ def test_each_block_is_placed_by_its_heading_path() -> None:
     assert maintenance.startswith("Pumps › Maintenance\n")
     assert "- drain the oil into the red drum\n- replace the filter" in maintenance
     assert "# stop it first: a comment, not a heading" in maintenance
-    assert parsed.pages[3].text == "Part | Interval\npart 1 | 100 h\npart 2 | 200 h"
+    # A table's blocks start with the heading path, then the header row: found by both.
+    assert parsed.pages[3].text == (
+        "Pumps › Maintenance\nPart | Interval\npart 1 | 100 h\npart 2 | 200 h"
+    )
 
 
 def test_a_long_table_keeps_its_header_in_every_block() -> None:
     tables = [p for p in parse_bytes(note(rows=60), "plant.md").pages if "table 1" in p.place]
     assert len(tables) > 1
-    assert all(t.text.startswith("Part | Interval\n") for t in tables)
+    assert all(t.text.startswith("Pumps › Maintenance\nPart | Interval\n") for t in tables)
     assert tables[-1].place.endswith("–61")  # the header is row 1
 
 
@@ -89,6 +92,7 @@ def words(text: str) -> set[str]:
         "# Notes\n\nThe pump must be inspected every 500 hours.\n---\n# Next\n\nx",
         "---\ntitle: Pump audit 2024\nowner: J. Smith\n---\n\nThe seals leak.\n",
         "# H\n\nintro\n\n| Only | Header |\n|---|---|\n\nafter",
+        "## What the suite proves\n\n| Test | Proves |\n|---|---|\n| a | b |\n",
         '[ref]: http://example.com/manual "Manual"\n',  # a link definition holds no block
         "> quoted\n> # not a heading of the note\n\n1. one\n   - nested\n\n<div>raw</div>\n",
     ],
