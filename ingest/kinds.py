@@ -274,8 +274,13 @@ class Sections:
         self.tables = 0
 
     @property
+    def headings(self) -> str:
+        """The heading path, as it heads the section's blocks."""
+        return PATH_SEPARATOR.join(text for _, text in self.path)
+
+    @property
     def label(self) -> str:
-        return within(self.prefix, PATH_SEPARATOR.join(text for _, text in self.path))
+        return within(self.prefix, self.headings)
 
     def heading(self, level: int, text: str) -> None:
         """A heading of ``level`` (1 the highest) ends the section; an empty one is no
@@ -350,25 +355,36 @@ def looks_like_header(cells: Sequence[str]) -> bool:
     return bool(filled) and not any(_numeric(c) for c in filled)
 
 
-def add_header_rows(blocks: Blocks, where: str, rows: list[str]) -> None:
+def _lines(*lines: str) -> str:
+    return "\n".join(line for line in lines if line)
+
+
+def add_header_rows(blocks: Blocks, where: str, rows: list[str], above: str = "") -> None:
     """A table whose first row is its header (Word, Markdown), as blocks of rows numbered from
-    the header's 1, each with the header; a header alone is kept as row 1."""
+    the header's 1, each with the header; a header alone is kept as row 1. ``above``, the
+    section's heading path, heads every block: a table is found by its heading's words too,
+    as a paragraph is."""
     rows = [r for r in rows if r]
     if len(rows) == 1:  # a header alone, or a one-row box around text
-        blocks.add(rows[0], within(where, "row 1"))
+        blocks.add(_lines(above, rows[0]), within(where, "row 1"))
     elif rows:
-        blocks.table(where, rows[0], list(enumerate(rows[1:], start=2)))
+        blocks.table(where, _lines(above, rows[0]), list(enumerate(rows[1:], start=2)))
 
 
 def add_table(
-    blocks: Blocks, where: str, rows: Iterable[tuple[int, Sequence[str]]], number: int | None = None
+    blocks: Blocks,
+    where: str,
+    rows: Iterable[tuple[int, Sequence[str]]],
+    number: int | None = None,
+    above: str = "",
 ) -> None:
     """A table's numbered rows as blocks: its first filled row is the header when it looks
-    like one, else every row is data."""
+    like one, else every row is data. ``above`` as in ``add_header_rows``."""
     filled = [(n, cells) for n, cells in rows if any(cells)]
     if not filled:
         return
     first = filled[0][1]
     header = row_text(first) if looks_like_header(first) else ""
     body = filled[1:] if header else filled
-    blocks.table(where, header, [(n, row_text(cells)) for n, cells in body], number=number)
+    rows_text = [(n, row_text(cells)) for n, cells in body]
+    blocks.table(where, _lines(above, header), rows_text, number=number)

@@ -68,10 +68,7 @@ def parse(text: str) -> ParsedDocument:
             sections.heading(level, title)
             continue
         if token.type == "table_open":
-            rows, where = _rows(tokens, i), sections.table()
-            if rows and sections.label:  # a table is found by its heading's words too
-                rows[0] = f"{sections.label}\n{rows[0]}"
-            add_header_rows(blocks, where, rows)
+            add_header_rows(blocks, sections.table(), _rows(tokens, i), sections.headings)
         elif token.type != "hr":
             start, end = token.map
             sections.paragraph("\n".join(lines[start:end]).strip())

@@ -62,7 +62,8 @@ class Walker:
             (n, [cell_text(_text(c)) for c in tr.xpath("./td|./th")])
             for n, tr in enumerate(element.xpath(".//tr"), start=1)
         ]
-        add_table(self.blocks, self.sections.table(), rows, self.number)
+        where = self.sections.table()
+        add_table(self.blocks, where, rows, self.number, self.sections.headings)
 
     def flush(self) -> None:
         self.sections.flush()

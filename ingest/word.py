@@ -98,7 +98,7 @@ def parse(data: bytes) -> ParsedDocument:
     sections = Sections(blocks)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            add_header_rows(blocks, sections.table(), table_rows(item))
+            add_header_rows(blocks, sections.table(), table_rows(item), sections.headings)
             continue
         text = " ".join(item.text.split())
         if not text:

@@ -13,6 +13,7 @@ from ingest import word
 from ingest.chunking import chunk_pages
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
+from masis_core.retrieval.hybrid import retrieve
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
@@ -68,11 +69,32 @@ def test_a_word_table_is_chunked_by_rows_with_its_header_in_every_chunk() -> Non
     table = [c for c in chunks if "table 1" in c.place]
     assert len(table) >= 3
     for chunk in table:
-        assert chunk.text.startswith("Quarter | Revenue | Wells"), chunk.text[:80]
+        # The section's heading path, then the header row: found by either's words.
+        assert chunk.text.startswith(
+            "Field survey of rural water supply › 4 Results Quarter | Revenue | Wells"
+        ), chunk.text[:80]
         assert ", table 1, rows " in chunk.place
     ranges = [tuple(map(int, c.place.split("rows ")[1].split("–"))) for c in table]
     assert ranges[0][0] == 2 and ranges[-1][1] == 61  # the header is row 1; 60 rows follow
     assert all(b[0] == a[1] + 1 for a, b in itertools.pairwise(ranges))
+
+
+def test_a_table_is_found_by_the_words_of_its_heading(bench: Workbench) -> None:
+    """Only the heading says what the rows are: its words head every block of the table."""
+    document = docx.Document()
+    document.add_heading("Boilers", level=1)
+    document.add_paragraph("The boiler is descaled once a year by a certified contractor.")
+    document.add_heading("Pump maintenance intervals", level=1)
+    table = document.add_table(rows=3, cols=2)
+    rows = (("Part", "Hours"), ("filter", "500"), ("seal", "2000"))
+    for row, cells in zip(table.rows, rows, strict=True):
+        row.cells[0].text, row.cells[1].text = cells
+    out = io.BytesIO()
+    document.save(out)
+    ws = bench.create_workspace("plant", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, out.getvalue(), "plant.docx").status == "ingested"
+    found = retrieve(bench.index(ws.id, "wordllama"), ["pump maintenance intervals"], 2, "bm25")
+    assert [c.metadata["place"] for c in found] == ["Pump maintenance intervals, table 1, rows 2–3"]
 
 
 def test_the_citation_names_the_heading_path_and_paragraph(bench: Workbench) -> None:
