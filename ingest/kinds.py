@@ -294,11 +294,20 @@ class Sections:
         self.count += 1
         self.items.append((self.count, text))
 
-    def table(self) -> str:
+    def _next_table(self) -> str:
         """The place of the section's next table (the paragraphs before it are flushed)."""
         self.flush()
         self.tables += 1
         return within(self.label, f"table {self.tables}")
+
+    def header_rows(self, rows: list[str]) -> None:
+        """The section's next table, its first row the header (Word, Markdown), each block
+        headed by the heading path: a table is found by its heading's words too."""
+        add_header_rows(self.blocks, self._next_table(), rows, self.headings, self.number)
+
+    def cells(self, rows: Iterable[tuple[int, Sequence[str]]]) -> None:
+        """The section's next table, as cells whose header is guessed (web pages)."""
+        add_table(self.blocks, self._next_table(), rows, self.number, self.headings)
 
     def flush(self) -> None:
         self.blocks.paragraphs(self.label, self.items, number=self.number)
@@ -359,16 +368,18 @@ def _lines(*lines: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def add_header_rows(blocks: Blocks, where: str, rows: list[str], above: str = "") -> None:
-    """A table whose first row is its header (Word, Markdown), as blocks of rows numbered from
-    the header's 1, each with the header; a header alone is kept as row 1. ``above``, the
-    section's heading path, heads every block: a table is found by its heading's words too,
-    as a paragraph is."""
+def add_header_rows(
+    blocks: Blocks, where: str, rows: list[str], above: str = "", number: int | None = None
+) -> None:
+    """A table whose first row is its header, as blocks of rows numbered from the header's 1,
+    each with the header; a header alone is kept as row 1. ``above`` (a section's heading
+    path) heads every block, over the header."""
     rows = [r for r in rows if r]
     if len(rows) == 1:  # a header alone, or a one-row box around text
-        blocks.add(_lines(above, rows[0]), within(where, "row 1"))
+        blocks.add(_lines(above, rows[0]), within(where, "row 1"), number)
     elif rows:
-        blocks.table(where, _lines(above, rows[0]), list(enumerate(rows[1:], start=2)))
+        body = list(enumerate(rows[1:], start=2))
+        blocks.table(where, _lines(above, rows[0]), body, number=number)
 
 
 def add_table(

@@ -6,7 +6,8 @@ Every other block keeps its source lines as written (a list with its bullets, a 
 with its fences), as the whole file was kept before: the segmenter reads lists and commands
 in them. The parser, not a pattern, tells a heading from a ``# comment`` in a code block.
 Nothing of the note is lost: a heading with nothing under it (a to-do line, or a sentence
-that a ``---`` under it made a heading) is a block of its own, and YAML front matter too.
+that a ``---`` under it made a heading) is a block of its own, and so are YAML front matter and
+the link definitions, which no block holds.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ingest.kinds import Blocks, Sections, add_header_rows, cell_text, row_text
+from ingest.kinds import Blocks, Sections, cell_text, row_text
 from ingest.parsing import ParsedDocument
 
 # Block structure only: a block's text is its source, so inline markup is never parsed (it
-# is what costs: 16 s for 1 MiB of "[", 0.01 s without).
+# is what costs: 16 s for 1 MiB of "[", 0.05 s without; docs/ingest-formats.md).
 _PARSER = MarkdownIt("commonmark").enable("table").disable("inline")
 _FRONT_MATTER_ENDS = ("---", "...")
 
@@ -55,10 +56,12 @@ def parse(text: str) -> ParsedDocument:
     tokens = _PARSER.parse("\n".join(lines))
     sections = Sections(blocks)
     bare = 0  # the level of the last heading while nothing is under it yet
+    read: set[int] = set()  # the lines some block holds
 
     for i, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or token.map is None:
             continue  # inside a block read whole, or a block's end
+        read.update(range(*token.map))
         if token.type == "heading_open":
             level, title = int(token.tag[1:]), " ".join(tokens[i + 1].content.split())
             if title:  # "#" alone is no heading, but still ends a run of paragraphs
@@ -68,7 +71,7 @@ def parse(text: str) -> ParsedDocument:
             sections.heading(level, title)
             continue
         if token.type == "table_open":
-            add_header_rows(blocks, sections.table(), _rows(tokens, i), sections.headings)
+            sections.header_rows(_rows(tokens, i))
         elif token.type != "hr":
             start, end = token.map
             sections.paragraph("\n".join(lines[start:end]).strip())
@@ -76,4 +79,7 @@ def parse(text: str) -> ParsedDocument:
     if bare:
         blocks.add(sections.label, sections.label)
     sections.flush()
+    # Lines no block holds: link reference definitions ("[homepage]: https://…").
+    rest = [line for n, line in enumerate(lines) if line.strip() and n not in read]
+    blocks.add("\n".join(rest), "link definitions")
     return blocks.document()

@@ -452,9 +452,7 @@ def parse_text(data: bytes, filename: str = "") -> ParsedDocument:
     if filename.lower().endswith(MARKDOWN_SUFFIXES):
         from ingest import markdown  # it builds on this module's pages, as the kinds do
 
-        parsed = markdown.parse(raw)
-        if parsed.pages:
-            return parsed  # else words no block holds (link definitions): read as text
+        return markdown.parse(raw)
     parts = raw.split("\f")
     parsed = ParsedDocument([], len(parts))
     for number, part in enumerate(parts, start=1):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import lxml.html
 from lxml import etree
 
-from ingest.kinds import Blocks, Sections, add_table, cell_text
+from ingest.kinds import Blocks, Sections, cell_text
 from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
@@ -38,7 +38,6 @@ class Walker:
     rows. Nested blocks (a ``<p>`` in an ``<li>``) are read once, by the outer one."""
 
     def __init__(self, blocks: Blocks, prefix: str = "", number: int | None = None) -> None:
-        self.blocks, self.number = blocks, number
         self.sections = Sections(blocks, prefix, number)
 
     def walk(self, element: lxml.html.HtmlElement) -> None:
@@ -62,11 +61,7 @@ class Walker:
             (n, [cell_text(_text(c)) for c in tr.xpath("./td|./th")])
             for n, tr in enumerate(element.xpath(".//tr"), start=1)
         ]
-        where = self.sections.table()
-        add_table(self.blocks, where, rows, self.number, self.sections.headings)
-
-    def flush(self) -> None:
-        self.sections.flush()
+        self.sections.cells(rows)
 
 
 def read_html(data: bytes | str) -> lxml.html.HtmlElement:
@@ -89,7 +84,7 @@ def add_page(blocks: Blocks, data: bytes | str, prefix: str = "", number: int | 
     root = read_html(data)
     walker = Walker(blocks, prefix, number)
     walker.walk(main_content(root))
-    walker.flush()
+    walker.sections.flush()
     return title_of(root)
 
 

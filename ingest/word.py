@@ -20,7 +20,7 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from ingest.kinds import Blocks, Sections, add_header_rows, open_zip, row_text
+from ingest.kinds import Blocks, Sections, open_zip, row_text
 from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
@@ -98,7 +98,7 @@ def parse(data: bytes) -> ParsedDocument:
     sections = Sections(blocks)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            add_header_rows(blocks, sections.table(), table_rows(item), sections.headings)
+            sections.header_rows(table_rows(item))
             continue
         text = " ".join(item.text.split())
         if not text:

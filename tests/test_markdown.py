@@ -4,6 +4,7 @@ are, and the source view shows the passage at that place."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
 
@@ -79,7 +80,8 @@ def test_a_long_table_keeps_its_header_in_every_block() -> None:
 
 
 def words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text))
+    """Composed first: pages hold text in NFC, so "contrôlée" typed decomposed is one word."""
+    return set(re.findall(r"\w+", unicodedata.normalize("NFC", text)))
 
 
 @pytest.mark.parametrize(
@@ -95,6 +97,7 @@ def words(text: str) -> set[str]:
         "## What the suite proves\n\n| Test | Proves |\n|---|---|\n| a | b |\n",
         '[ref]: http://example.com/manual "Manual"\n',  # a link definition holds no block
         "> quoted\n> # not a heading of the note\n\n1. one\n   - nested\n\n<div>raw</div>\n",
+        unicodedata.normalize("NFD", "# Pompe à chaleur\n\nLa pompe est contrôlée à 500 h.\n"),
     ],
 )
 def test_no_word_of_a_note_is_lost(source: str) -> None:
@@ -136,3 +139,25 @@ def test_a_citation_of_a_note_names_its_place_and_shows_the_passage(bench: Workb
     shown = [m.value for m in at.markdown]
     assert "**plant.md** — Pumps, paragraph 1" in shown, shown
     assert not any("no page to draw" in i.value for i in at.info)
+
+
+def test_a_heading_with_markup_and_addresses_is_shown_as_text(bench: Workbench) -> None:
+    """A place is the document's words: its link, HTML and address never become live."""
+    heading = "Pumps <b>now</b> see https://evil.example and [manual](https://evil.example/t.gif)"
+    ws = bench.create_workspace("notes", "wordllama")
+    text = f"# {heading}\n\nThe hydraulic pump must be inspected every 500 operating hours.\n"
+    assert Ingestor(bench).ingest_bytes(ws, text.encode(), "plant.md").status == "ingested"
+    rec = RunService(bench).ask(ws.id, "How often must the hydraulic pump be inspected?")
+    assert rec.citations[0]["place"] == f"{heading}, paragraph 1"
+    at = fresh_app()
+    at.query_params["run"] = rec.run_id
+    at.run().switch_page("pages/research.py").run()
+    at.toggle(key=f"page-{rec.run_id}-1").set_value(True).run()
+    assert not at.exception
+    escaped = (
+        "Pumps \\<b\\>now\\</b\\> see `https://evil.example` and "
+        "\\[manual\\]\\(`https://evil.example/t.gif`\\), paragraph 1"
+    )
+    shown = [m.value for m in at.markdown]
+    assert f"**plant.md** — {escaped}" in shown, shown
+    assert not any("](https://" in m or "<b>" in m for m in shown)
