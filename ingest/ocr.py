@@ -419,13 +419,21 @@ def read_page(engine: Engine, image: np.ndarray, dpi: float = OCR_DPI) -> Readin
     return best
 
 
-def _alarm(_signum: int, _frame: FrameType | None) -> None:
-    raise PageTimeout
+@dataclass
+class Limit:
+    """Whether a ``time_limit`` fired: the exception alone cannot say, since a timeout
+    raised inside a ctypes call comes back as a ``ctypes.ArgumentError`` that keeps only
+    the text "argument 1: PageTimeout:" (seen once in CI, on a 1 ms limit)."""
+
+    fired: bool = False
 
 
-def timed_out(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is, or wraps, a ``PageTimeout`` (rapidocr re-raises whatever
-    interrupts a model call as its own ``ONNXRuntimeError``)."""
+def timed_out(exc: BaseException | None, limit: Limit | None = None) -> bool:
+    """Whether the page ran out of time: ``limit`` fired, or ``exc`` is or wraps a
+    ``PageTimeout`` (rapidocr re-raises whatever interrupts a model call as its own
+    ``ONNXRuntimeError``)."""
+    if limit is not None and limit.fired:
+        return True
     while exc is not None:
         if isinstance(exc, PageTimeout):
             return True
@@ -434,16 +442,24 @@ def timed_out(exc: BaseException | None) -> bool:
 
 
 @contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``PageTimeout`` in this (the child's main) thread after ``seconds``; outside the
-    main thread (a direct call from a worker thread) there is no limit but the caller's."""
+def time_limit(seconds: float, limit: Limit | None = None) -> Iterator[Limit]:
+    """Raise ``PageTimeout`` in this (the child's main) thread after ``seconds``, and mark
+    ``limit`` fired (made by the caller, so it is bound even when the alarm comes before
+    the ``with`` body starts); outside the main thread (a direct call from a worker
+    thread) there is no limit but the caller's."""
+    limit = limit if limit is not None else Limit()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield limit
         return
-    previous = signal.signal(signal.SIGALRM, _alarm)
+
+    def alarm(_signum: int, _frame: FrameType | None) -> None:
+        limit.fired = True
+        raise PageTimeout
+
+    previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield limit
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -20,6 +20,7 @@ from ingest.ocr import (
     MAX_OCR_PIXELS,
     OCR_DPI,
     Engine,
+    Limit,
     OcrOptions,
     OcrWord,
     ProgressFn,
@@ -323,14 +324,15 @@ def _ocr(
     for done, number in enumerate(todo):
         progress(done, len(todo))
         started = time.monotonic()
+        limit = Limit()
         try:
-            with time_limit(options.page_timeout_s):
+            with time_limit(options.page_timeout_s, limit):
                 reading, dpi = _read(engine, pdf, number - 1, OCR_DPI)
         except pdfium.PdfiumError:
             parsed.failed_pages.append(number)
             continue
         except Exception as exc:  # the engine choked on this image, or ran out of time
-            if timed_out(exc):
+            if timed_out(exc, limit):
                 parsed.ocr_timeouts.append(number)
             else:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]

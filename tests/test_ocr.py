@@ -3,9 +3,12 @@ a picture with no text layer), read by the real engines in the real parse child.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import shutil
+import signal
+import threading
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -13,7 +16,7 @@ import pytest
 from fpdf import FPDF
 from PIL import Image
 
-from ingest.ocr import OCR_DPI, OcrOptions, rapidocr_available
+from ingest.ocr import OCR_DPI, Limit, OcrOptions, rapidocr_available, time_limit, timed_out
 from ingest.pipeline import FileReport, Ingestor, Source
 from masis_core.services.reports import citation_source, run_markdown
 from masis_core.services.runs import RunService
@@ -266,6 +269,27 @@ def test_a_page_that_outlasts_its_time_limit_is_skipped_with_its_reason(
         "OCR gave up on page 1 after 0.001 s (MASIS_OCR_PAGE_TIMEOUT_S)"
     )
     assert bench.documents("plant") == []
+
+
+class _WaitsForTheAlarm:
+    """A C call's argument whose conversion is where the alarm lands, as it did once in CI
+    (pypdfium2 rendering a page under a 1 ms limit)."""
+
+    @property
+    def _as_parameter_(self) -> int:
+        signal.pause()
+        return 0
+
+
+def test_a_timeout_that_lands_inside_a_c_call_is_still_a_timeout() -> None:
+    assert threading.current_thread() is threading.main_thread()
+    limit = Limit()
+    with pytest.raises(ctypes.ArgumentError) as caught, time_limit(0.01, limit):
+        ctypes.CDLL(None).abs(_WaitsForTheAlarm())
+    # ctypes keeps only the text of what interrupted it: the exception alone cannot tell.
+    assert "PageTimeout" in str(caught.value)
+    assert not timed_out(caught.value)
+    assert timed_out(caught.value, limit)
 
 
 def test_ocr_can_be_turned_off_and_then_says_so(bench: Workbench) -> None:
