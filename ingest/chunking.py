@@ -31,6 +31,16 @@ class Chunk:
     place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
 
 
+def _line_ends(page: Page) -> frozenset[int]:
+    """Positions of the page's tokens (``_tokens``) after which its text breaks a line."""
+    ends, n = set(), 0
+    for line in page.text.split("\n"):
+        n += sum(-(-len(word) // MAX_TOKEN_CHARS) for word in line.split())
+        if n:
+            ends.add(n - 1)
+    return frozenset(ends)
+
+
 def _tokens(pages: list[Page]) -> list[tuple[str, int]]:
     """The document's words with their page, over-long ones cut into ``MAX_TOKEN_CHARS``."""
     return [
@@ -80,17 +90,28 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
 
     Pages with a place label (a Word section's paragraphs, a slide, a block of table rows
     with its header) are each chunked alone, so a chunk never mixes two places and a table's
-    chunk always carries its header; a PDF's pages run on into each other as before."""
+    chunk always carries its header; a PDF's pages run on into each other as before.
+
+    A placed page's chunks keep its line breaks (blank lines folded): a table's rows are
+    lines, and the offline engine quotes a row with its header (``answers.rows``). Words
+    are embedded joined by spaces (``flat``), so retrieval reads what it read before."""
     if any(p.place for p in pages):
         chunks: list[Chunk] = []
         for page in pages:
-            for c in _slide([page], size, overlap):
+            for c in _slide([page], size, overlap, _line_ends(page)):
                 chunks.append(replace(c, index=len(chunks), place=page.place))
         return chunks
     return _slide(pages, size, overlap)
 
 
-def _slide(pages: list[Page], size: int, overlap: int) -> list[Chunk]:
+def flat(text: str) -> str:
+    """A chunk's words joined by single spaces: what is embedded."""
+    return " ".join(text.split())
+
+
+def _slide(
+    pages: list[Page], size: int, overlap: int, line_ends: frozenset[int] = frozenset()
+) -> list[Chunk]:
     if overlap >= size:
         raise ValueError("overlap must be smaller than the chunk size")
     words = _tokens(pages)
@@ -107,7 +128,9 @@ def _slide(pages: list[Page], size: int, overlap: int) -> list[Chunk]:
         chunks.append(
             Chunk(
                 index=len(chunks),
-                text=" ".join(w for w, _ in window),
+                text="".join(
+                    w + ("\n" if start + i in line_ends else " ") for i, (w, _) in enumerate(window)
+                )[:-1],
                 page_start=window[0][1],
                 page_end=window[-1][1],
                 word_count=len(window),

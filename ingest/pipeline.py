@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from ingest import kinds
-from ingest.chunking import Chunk, chunk_pages
+from ingest.chunking import Chunk, chunk_pages, flat
 from ingest.isolate import CANCELLED, PendingParse
 from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
@@ -720,7 +720,8 @@ class Ingestor:
         vectors = []
         for start in range(0, total, EMBED_BATCH):
             progress("embedding", start, total)
-            vectors.append(np.asarray(embedder.embed_documents(texts[start : start + EMBED_BATCH])))
+            batch = [flat(t) for t in texts[start : start + EMBED_BATCH]]
+            vectors.append(np.asarray(embedder.embed_documents(batch)))
         # One store call per document (the store batches to its limit): Chroma's per-call
         # overhead made 256-chunk writes ~30% slower than large ones.
         progress("storing", total, total)

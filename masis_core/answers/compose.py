@@ -31,6 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
+from masis_core.answers.rows import read_row, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
@@ -306,8 +307,9 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
     weights = load_weights()
     ranks = _ranks(evidence)
     found: list[Window] = []
-    for n, p in enumerate(passages(evidence)):
-        for run in quotable(p):
+    places = [quotable(p) for p in passages(evidence)] + _row_runs(question, evidence)
+    for n, runs in enumerate(places):
+        for run in runs:
             for i in range(len(run)):
                 for k in range(1, MAX_LEAD_SENTENCES + 1):
                     chosen = run[i : i + k]
@@ -330,6 +332,23 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
         w.features = window_features(question, w, present, rank, meaning)
         w.score = sum(weights.get(k, 0.0) * v for k, v in w.features.items())
     return found
+
+
+def _row_runs(question: str, evidence: list[Evidence]) -> list[list[list[Sentence]]]:
+    """Each table block's rows, one run of one row each (``answers.rows``): a row is read
+    with its header, under its heading path, and never joined to the row below it."""
+    asked = set(re.findall(r"\w+", question.lower()))
+    out = []
+    for marker, ev in enumerate(evidence, start=1):
+        if (table := table_of(ev)) is None:
+            continue
+        heading, header, rows = table
+        context = _stems(heading)
+        read = [read_row(header, cells, asked) for cells in rows]
+        out.append(
+            [[Sentence(text, [marker], _stems(text), context, False)] for text in read if text]
+        )
+    return out
 
 
 def _shaped(w: Window, present: set[str]) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from masis_core.answers.rows import row_line
 from masis_core.text.sentences import (
     claims,
     content_stems,
@@ -101,8 +102,12 @@ def overlap(claim: str, sentence: str) -> float:
 
 
 def best_backing(claim: str, cited: Iterable[int], passages: Mapping[int, str]) -> Backing | None:
+    """The cited sentence that shares most of the claim's words; for a table row read with
+    its header (the offline engine's row answer), that row."""
     best: Backing | None = None
     for n in cited:
+        if (line := row_line(claim, passages.get(n, ""))) is not None:
+            return Backing(n, line, 1.0)
         for sentence in evidence_sentences(passages.get(n, "")):
             score = overlap(claim, sentence)
             if best is None or score > best.score:
