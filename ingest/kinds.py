@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ingest.parsing import Page, ParsedDocument, clean_text
 from masis_core.errors import DocumentError
+from masis_core.text.tables import CELL, looks_like_header
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +336,7 @@ def row_text(cells: Iterable[object]) -> str:
     values = ["" if c is None else " ".join(str(c).split()) for c in cells]
     while values and not values[-1]:
         values.pop()
-    return " | ".join(values)
+    return CELL.join(values)
 
 
 def cell_text(value: object) -> str:
@@ -347,21 +348,6 @@ def cell_text(value: object) -> str:
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     return "" if value is None else " ".join(str(value).split())
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text.replace(",", "").rstrip("%"))
-    except ValueError:
-        return False
-    return True
-
-
-def looks_like_header(cells: Sequence[str]) -> bool:
-    """A first row of column names: every filled cell is words, not a number, and at least
-    one is filled (a first row of figures is data, and the table has no header)."""
-    filled = [c for c in cells if c]
-    return bool(filled) and not any(_numeric(c) for c in filled)
 
 
 def _lines(*lines: str) -> str:

@@ -76,6 +76,21 @@ def test_a_chunk_stored_before_rows_had_lines_is_read_as_before() -> None:
     assert compose("What is the interval of the seal?", evidence) == []
 
 
+def test_a_table_stored_without_a_header_has_no_row_read_by_a_made_up_one() -> None:
+    """A first row of figures is data (ingest stores no header): reading the next rows by it
+    would say "1871: 1872"."""
+    evidence = [
+        {
+            "chunk_id": "w/d/000001",
+            "doc_id": "d",
+            "place": "rows 1–3",
+            "text": "1871 | 1120\n1872 | 1160\n1873 | 963",
+        }
+    ]
+    assert compose("What was the volume in 1872?", evidence) == []
+    assert row_line("1871: 1160", evidence[0]["text"]) is None
+
+
 def test_a_wide_row_keeps_its_first_cell_and_the_cells_asked_for() -> None:
     header = ["Country", *(str(year) for year in range(1960, 2010))]
     cells = ["Aruba", *(f"{2 + n / 100:.2f}" for n in range(50))]

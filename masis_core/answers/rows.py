@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from masis_core.state import Evidence
+from masis_core.text.tables import CELL, looks_like_header
 
-CELL = " | "  # how ingest.kinds writes a row's cells
 # A cell bar: an empty cell leaves "a | | b" once the chunk's spaces are folded.
 _BAR = re.compile(r"(?<!\S)\|(?!\S)")
 # A table block's place ends with its rows ("rows 2–14", "Q3, rows 2–14", "… table 1, row 2").
@@ -30,12 +30,17 @@ def _cells(line: str) -> list[str]:
 
 def _table(text: str) -> tuple[str, list[str], list[list[str]]] | None:
     """The lines above the header row, the header's cells, each row's cells. A header needs
-    two named columns: "| Note" over a paragraph is an admonition, quoted as prose."""
+    two named columns ("| Note" over a paragraph is an admonition, quoted as prose) and no
+    figure: a table whose first row is figures was stored without a header
+    (``ingest.kinds.add_table``), so its first line here is a row."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     at = next((i for i, line in enumerate(lines) if CELL in line), None)
-    if at is None or at == len(lines) - 1 or sum(map(bool, _cells(lines[at]))) < 2:
+    if at is None or at == len(lines) - 1:
         return None
-    return " ".join(lines[:at]), _cells(lines[at]), [_cells(x) for x in lines[at + 1 :]]
+    header = _cells(lines[at])
+    if sum(map(bool, header)) < 2 or not looks_like_header(header):
+        return None
+    return " ".join(lines[:at]), header, [_cells(x) for x in lines[at + 1 :]]
 
 
 def table_of(ev: Evidence) -> tuple[str, list[str], list[list[str]]] | None:
