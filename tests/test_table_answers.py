@@ -9,6 +9,7 @@ from ingest.pipeline import Ingestor
 from masis_core.answers.compose import compose
 from masis_core.answers.rows import read_row, row_line
 from masis_core.services.runs import RunService
+from masis_core.state import Evidence
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app
 
@@ -25,6 +26,11 @@ The hydraulic pump must be inspected every 500 operating hours by the shift lead
 | bearing | 4000 h | 30 Nm |
 """
 SEAL = "Part: seal; Interval: 2000 h; Torque: 12 Nm"
+
+
+def table_chunk(place: str, text: str) -> list[Evidence]:
+    """One retrieved chunk of a table block, as the researcher hands it to the composer."""
+    return [Evidence(chunk_id="w/d/000001", doc_id="d", place=place, text=text)]
 
 
 def test_a_table_chunk_keeps_its_rows_as_lines_and_embeds_the_same_words() -> None:
@@ -51,9 +57,7 @@ def test_the_row_that_answers_leads_read_with_its_header(bench: Workbench) -> No
 
 def test_a_row_is_never_joined_to_another_place() -> None:
     text = "Pumps\nPart | Interval | Torque\nseal | 2000 h | 12 Nm\nfilter | 500 h | 8 Nm"
-    evidence = [
-        {"chunk_id": "w/d/000001", "doc_id": "d", "place": "Pumps, table 1, rows 2–3", "text": text}
-    ]
+    evidence = table_chunk("Pumps, table 1, rows 2–3", text)
     parts = compose("What torque does the filter need?", evidence)
     assert parts[0] == {
         "text": "Part: filter; Interval: 500 h; Torque: 8 Nm",
@@ -65,30 +69,16 @@ def test_a_row_is_never_joined_to_another_place() -> None:
 
 
 def test_a_chunk_stored_before_rows_had_lines_is_read_as_before() -> None:
-    evidence = [
-        {
-            "chunk_id": "w/d/000001",
-            "doc_id": "d",
-            "place": "rows 2–3",
-            "text": "Part | Interval seal | 2000 h filter | 500 h",
-        }
-    ]
+    evidence = table_chunk("rows 2–3", "Part | Interval seal | 2000 h filter | 500 h")
     assert compose("What is the interval of the seal?", evidence) == []
 
 
 def test_a_table_stored_without_a_header_has_no_row_read_by_a_made_up_one() -> None:
     """A first row of figures is data (ingest stores no header): reading the next rows by it
     would say "1871: 1872"."""
-    evidence = [
-        {
-            "chunk_id": "w/d/000001",
-            "doc_id": "d",
-            "place": "rows 1–3",
-            "text": "1871 | 1120\n1872 | 1160\n1873 | 963",
-        }
-    ]
-    assert compose("What was the volume in 1872?", evidence) == []
-    assert row_line("1871: 1160", evidence[0]["text"]) is None
+    text = "1871 | 1120\n1872 | 1160\n1873 | 963"
+    assert compose("What was the volume in 1872?", table_chunk("rows 1–3", text)) == []
+    assert row_line("1871: 1160", text) is None
 
 
 def test_a_wide_row_keeps_its_first_cell_and_the_cells_asked_for() -> None:
