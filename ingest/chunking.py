@@ -92,16 +92,55 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
     with its header) are each chunked alone, so a chunk never mixes two places and a table's
     chunk always carries its header; a PDF's pages run on into each other as before.
 
-    A placed page's chunks keep its line breaks (blank lines folded): a table's rows are
-    lines, and the offline engine quotes a row with its header (``answers.rows``). Words
-    are embedded joined by spaces (``flat``), so retrieval reads what it read before."""
+    A placed page's chunks keep its line breaks (blank lines folded), and a block of table
+    rows is chunked by whole rows, each chunk its head (heading path, header row), a blank
+    line, then rows: the offline engine quotes a row read with its header (``answers.rows``),
+    which a word window cut mid-row, or a chunk without the header, would misread. Words are
+    embedded joined by spaces (``flat``), so retrieval reads what it read before."""
     if any(p.place for p in pages):
         chunks: list[Chunk] = []
         for page in pages:
-            for c in _slide([page], size, overlap, _line_ends(page)):
+            made = _rows(page, size) if page.head is not None else []
+            made = made or _slide([page], size, overlap, _line_ends(page))
+            for c in made:
                 chunks.append(replace(c, index=len(chunks), place=page.place))
         return chunks
     return _slide(pages, size, overlap)
+
+
+def _rows(page: Page, size: int) -> list[Chunk]:
+    """A table block as chunks of whole rows under its head; none (the block is then cut as
+    text) when it has no head or a row does not fit in a chunk with it."""
+    lines = page.text.split("\n")
+    head, rows = "\n".join(lines[: page.head]), lines[page.head or 0 :]
+
+    def fits(group: list[str]) -> bool:
+        text = head + "\n\n" + "\n".join(group)
+        return len(text.split()) <= size and len(text) <= MAX_CHUNK_CHARS
+
+    groups: list[list[str]] = []
+    for row in rows:
+        if groups and fits([*groups[-1], row]):
+            groups[-1].append(row)
+        elif fits([row]):
+            groups.append([row])
+        else:
+            return []
+    if not head or not groups:
+        return []
+    texts = [head + "\n\n" + "\n".join(group) for group in groups]
+    return [
+        Chunk(
+            index=0,
+            text=text,
+            page_start=page.number,
+            page_end=page.number,
+            word_count=len(text.split()),
+            quality=round(length_score(len(text.split())), 4),
+            ocr=page.ocr,
+        )
+        for text in texts
+    ]
 
 
 def flat(text: str) -> str:

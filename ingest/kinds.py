@@ -222,10 +222,12 @@ class Blocks:
 
     pages: list[Page] = field(default_factory=list)
 
-    def add(self, text: str, place: str, number: int | None = None) -> None:
+    def add(
+        self, text: str, place: str, number: int | None = None, head: int | None = None
+    ) -> None:
         text = clean_text(text)
         if text:
-            self.pages.append(Page(number or len(self.pages) + 1, text, place=place))
+            self.pages.append(Page(number or len(self.pages) + 1, text, place=place, head=head))
 
     def paragraphs(
         self,
@@ -253,10 +255,11 @@ class Blocks:
         """Rows (numbered as the source numbers them) grouped up to ``BLOCK_WORDS`` words,
         the header line repeated at the head of every block: a row is never without its
         column names."""
+        head = len(header.split("\n")) if header else 0
         for group in _grouped(rows, words(header)):
             body = "\n".join(t for _, t in group)
             label = within(where, span(noun, group[0][0], group[-1][0]))
-            self.add(f"{header}\n{body}" if header else body, label, number)
+            self.add(f"{header}\n{body}" if header else body, label, number, head)
 
     def document(self, count: int | None = None) -> ParsedDocument:
         return ParsedDocument(self.pages, count if count is not None else len(self.pages))

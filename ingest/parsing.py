@@ -75,6 +75,9 @@ class Page:
     # paragraphs 4–6", "slide 3", "Q3, rows 2–14"); ``number`` is then the block's position.
     # Empty for a PDF or text page: its number is the place.
     place: str = ""
+    # A block of table rows: how many of its first lines head it (heading path, header row);
+    # the rest are rows, one per line. None for any other page.
+    head: int | None = None
 
 
 @dataclass

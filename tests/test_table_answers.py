@@ -6,8 +6,8 @@ from __future__ import annotations
 from ingest.chunking import chunk_pages, flat
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
-from masis_core.answers.compose import compose
-from masis_core.answers.rows import read_row, row_line
+from masis_core.answers.compose import compose, windows
+from masis_core.answers.rows import row_line
 from masis_core.services.runs import RunService
 from masis_core.state import Evidence
 from masis_core.workspaces.workbench import Workbench
@@ -28,19 +28,27 @@ The hydraulic pump must be inspected every 500 operating hours by the shift lead
 SEAL = "Part: seal; Interval: 2000 h; Torque: 12 Nm"
 
 
-def table_chunk(place: str, text: str) -> list[Evidence]:
+def table_chunk(place: str, text: str, source: str = "kb") -> list[Evidence]:
     """One retrieved chunk of a table block, as the researcher hands it to the composer."""
-    return [Evidence(chunk_id="w/d/000001", doc_id="d", place=place, text=text)]
+    return [Evidence(chunk_id="w/d/000001", doc_id="d", place=place, text=text, source=source)]  # type: ignore[typeddict-item]
 
 
-def test_a_table_chunk_keeps_its_rows_as_lines_and_embeds_the_same_words() -> None:
-    parsed = parse_bytes(b"Part,Interval\nseal,2000 h\nfilter,500 h\n", "parts.csv")
-    (chunk,) = chunk_pages(parsed.pages)
-    assert chunk.text == "Part | Interval\nseal | 2000 h\nfilter | 500 h"
-    assert flat(chunk.text) == " ".join(parsed.pages[0].text.split())
+def chunks_of(data: bytes, name: str, size: int = 200) -> list[str]:
+    return [c.text for c in chunk_pages(parse_bytes(data, name).pages, size, size // 5)]
+
+
+def test_a_table_is_chunked_by_whole_rows_under_its_head() -> None:
+    csv = b"Part,Interval\n" + b"".join(b"seal %d,%d h\n" % (n, n * 100) for n in range(1, 21))
+    (chunk,) = chunks_of(csv, "parts.csv")
+    assert chunk.startswith("Part | Interval\n\nseal 1 | 100 h\nseal 2 | 200 h\n")
+    # What is embedded is the words as before: a blank line and line breaks are spaces.
+    assert flat(chunk) == " ".join(parse_bytes(csv, "parts.csv").pages[0].text.split())
+    # A block cut into smaller chunks repeats its head in each, and never cuts a row.
+    small = chunks_of(csv, "parts.csv", size=50)
+    assert len(small) > 1
+    assert all(c.startswith("Part | Interval\n\nseal ") and c.endswith(" h") for c in small)
     # A PDF's pages still run on into each other, one space between words.
-    pdf = parse_bytes(b"Line one\nline two.\n", "plain.txt")
-    assert "\n" not in chunk_pages(pdf.pages)[0].text
+    assert "\n" not in chunks_of(b"Line one\nline two.\n", "plain.txt")[0]
 
 
 def test_the_row_that_answers_leads_read_with_its_header(bench: Workbench) -> None:
@@ -56,7 +64,7 @@ def test_the_row_that_answers_leads_read_with_its_header(bench: Workbench) -> No
 
 
 def test_a_row_is_never_joined_to_another_place() -> None:
-    text = "Pumps\nPart | Interval | Torque\nseal | 2000 h | 12 Nm\nfilter | 500 h | 8 Nm"
+    text = "Pumps\nPart | Interval | Torque\n\nseal | 2000 h | 12 Nm\nfilter | 500 h | 8 Nm"
     evidence = table_chunk("Pumps, table 1, rows 2–3", text)
     parts = compose("What torque does the filter need?", evidence)
     assert parts[0] == {
@@ -65,36 +73,94 @@ def test_a_row_is_never_joined_to_another_place() -> None:
         "passage": 0,
     }
     # Rows of one table are one place: the other row is not "also relevant".
-    assert all(p["passage"] == 0 for p in parts) and len(parts) == 1
+    assert len(parts) == 1
 
 
-def test_a_chunk_stored_before_rows_had_lines_is_read_as_before() -> None:
-    evidence = table_chunk("rows 2–3", "Part | Interval seal | 2000 h filter | 500 h")
-    assert compose("What is the interval of the seal?", evidence) == []
+def test_only_a_documents_table_chunk_is_read_as_rows() -> None:
+    text = "Part | Interval\n\nseal | 2000 h\nfilter | 500 h"
+    question = "What is the interval of the seal?"
+    assert (
+        compose(question, table_chunk("rows 2–3", text))[0]["text"]
+        == "Part: seal; Interval: 2000 h"
+    )
+    # Stored before table chunks had their shape: one line of words, read as before.
+    assert compose(question, table_chunk("rows 2–3", flat(text))) == []
+    # A web result or a block of paragraphs is no table, whatever its lines look like.
+    assert compose(question, table_chunk("rows 2–3", text, source="web")) == []
+    assert compose(question, table_chunk("Parts, paragraphs 1–2", text)) == []
 
 
-def test_a_table_stored_without_a_header_has_no_row_read_by_a_made_up_one() -> None:
-    """A first row of figures is data (ingest stores no header): reading the next rows by it
-    would say "1871: 1872"."""
-    text = "1871 | 1120\n1872 | 1160\n1873 | 963"
-    assert compose("What was the volume in 1872?", table_chunk("rows 1–3", text)) == []
-    assert row_line("1871: 1160", text) is None
+def test_a_key_value_table_is_not_read_by_its_first_row() -> None:
+    """Ingest takes "Weight | 12 kg" for a header; read by it, the next row would say
+    "Weight: Supply voltage; 12 kg: 230 V"."""
+    html = (
+        b"<html><body><h1>Pump P-12</h1><table><tr><td>Weight</td><td>12 kg</td></tr>"
+        b"<tr><td>Supply voltage</td><td>230 V</td></tr>"
+        b"<tr><td>Maximum torque</td><td>30 Nm</td></tr></table></body></html>"
+    )
+    (text,) = chunks_of(html, "pump.html")
+    parts = compose("What is the supply voltage of pump P-12?", table_chunk("rows 2–3", text))
+    assert parts[0]["text"] == "Supply voltage | 230 V"
+    parts = compose("How heavy is the pump, what is its weight?", table_chunk("rows 2–3", text))
+    assert parts[0]["text"] == "Weight | 12 kg"
 
 
-def test_a_wide_row_keeps_its_first_cell_and_the_cells_asked_for() -> None:
-    header = ["Country", *(str(year) for year in range(1960, 2010))]
-    cells = ["Aruba", *(f"{2 + n / 100:.2f}" for n in range(50))]
-    said = read_row(header, cells, {"aruba", "1975", "fertility"})
-    assert said == "Country: Aruba; … 1975: 2.15 …"
-    assert read_row(["a", "b"], ["1", ""], set()) == "a: 1"  # an empty cell is left out
+def test_a_row_that_does_not_fit_its_header_is_quoted_as_its_line() -> None:
+    note = (
+        b"# Shell tips\n\n| Command | Effect |\n|---|---|\n"
+        b"| cat notes.txt \\| wc -l | count the lines of a file |\n"
+        b"| Command | Effect |\n| ls -l | list the files with their sizes |\n"
+    )
+    (text,) = chunks_of(note, "tips.md")
+    evidence = table_chunk("Shell tips, table 1, rows 2–4", text)
+    parts = compose("How do I count the lines of a file?", evidence)
+    # A "|" inside a cell makes three cells under two names: not "Effect: wc -l".
+    assert parts[0]["text"] == "cat notes.txt | wc -l | count the lines of a file"
+    parts = compose("Which command lists the files with their sizes?", evidence)
+    assert parts[0]["text"] == "Command: ls -l; Effect: list the files with their sizes"
+    # The header repeated inside the table is no row.
+    candidates = {w.text for w in windows("Which command?", evidence)}
+    assert "Command: ls -l; Effect: list the files with their sizes" in candidates
+    assert not any(t.startswith("Command: Command") for t in candidates)
+
+
+def test_a_one_column_box_is_prose_not_a_row() -> None:
+    """A web page's admonition is a table of one column ("| Note" over its paragraph): its
+    sentences are quoted as prose, not as one row holding both."""
+    text = "Tips\n| Note\n\nGroups may be added at login. See pam_group(8) for how."
+    found = windows("Can groups be added at login?", table_chunk("Tips, table 4, row 2", text))
+    assert found and all(
+        len(w.sentences[0].text) < len("Groups may be added at login. See") for w in found
+    )
+
+
+def test_a_cited_marker_in_a_cell_stays_text_and_its_row_is_found() -> None:
+    text = "Ref | Finding\n\nR-7 | see [2] for the leak\nR-8 | no finding"
+    parts = compose("What was found for R-7?", table_chunk("rows 2–3", text))
+    assert parts[0]["text"] == "Ref: R-7; Finding: see ［2］ for the leak"
+    assert row_line(parts[0]["text"], text) == "R-7 | see ［2］ for the leak"
 
 
 def test_an_empty_cell_keeps_the_columns_in_place() -> None:
-    text = "package | size | tool | description\nrsync | 776 | | remote copy"
-    line = row_line("package: rsync; size: 776; description: remote copy", text)
-    assert line is not None and line.split() == ["rsync", "|", "776", "|", "|", "remote", "copy"]
-    assert row_line("Not a row.", text) is None
-    assert row_line("package: rsync", "package | size rsync | 776") is None  # one line: no rows
+    text = "package | size | tool | description\n\nrsync | 776 | | remote copy"
+    (part,) = compose("Which package does a remote copy?", table_chunk("rows 2–2", text))
+    assert part["text"] == "package: rsync; size: 776; description: remote copy"
+    assert row_line(part["text"], text) == "rsync | 776 | | remote copy"
+
+
+def test_a_wide_row_keeps_its_first_cell_and_the_cells_asked_for() -> None:
+    months = ["January", "February", "March", "April", "May", "June", "July"]
+    months += ["August", "September", "October", "November", "December"]
+    header = ["Station", *(f"{m} {y}" for y in (2019, 2020, 2021, 2022) for m in months)]
+    cells = ["Oslo", *(f"{n / 10:.1f} mm" for n in range(48))]
+    text = " | ".join(header) + "\n\n" + " | ".join(cells)
+    evidence = table_chunk("Rainfall, rows 2–2", text)
+    (part,) = compose("How much rain fell in Oslo in March 2021?", evidence)
+    assert part["text"] == (
+        "Station: Oslo; … March 2019: 0.2 mm; … March 2020: 1.4 mm; … March 2021: 2.6 mm; "
+        "… March 2022: 3.8 mm …"
+    )
+    assert row_line(part["text"], text) == " | ".join(cells)
 
 
 def test_the_source_view_highlights_the_cited_row(bench: Workbench) -> None:

@@ -72,7 +72,7 @@ def test_a_word_table_is_chunked_by_rows_with_its_header_in_every_chunk() -> Non
         # The section's heading path, then the header row: found by either's words. Rows stay
         # lines, so the offline engine can quote one with its header.
         assert chunk.text.startswith(
-            "Field survey of rural water supply › 4 Results\nQuarter | Revenue | Wells\nQ"
+            "Field survey of rural water supply › 4 Results\nQuarter | Revenue | Wells\n\nQ"
         ), chunk.text[:80]
         assert ", table 1, rows " in chunk.place
     ranges = [tuple(map(int, c.place.split("rows ")[1].split("–"))) for c in table]

@@ -335,16 +335,15 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
 
 
 def _row_runs(question: str, evidence: list[Evidence]) -> list[list[list[Sentence]]]:
-    """Each table block's rows, one run of one row each (``answers.rows``): a row is read
+    """Each table chunk's rows, one run of one row each (``answers.rows``): a row is read
     with its header, under its heading path, and never joined to the row below it."""
-    asked = set(re.findall(r"\w+", question.lower()))
+    asked = content_stems(question)
     out = []
     for marker, ev in enumerate(evidence, start=1):
         if (table := table_of(ev)) is None:
             continue
-        heading, header, rows = table
-        context = _stems(heading)
-        read = [read_row(header, cells, asked) for cells in rows]
+        context = _stems(table.heading)
+        read = [read_row(table, line, asked) for line in table.rows]
         out.append(
             [[Sentence(text, [marker], _stems(text), context, False)] for text in read if text]
         )

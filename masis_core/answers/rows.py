@@ -1,19 +1,25 @@
 """A table's rows as answer candidates for the offline engine.
 
 A table block (a CSV or sheet's rows, a table in a Word file, a web page or a Markdown note)
-is chunked with its heading path, its header row and its rows, one per line
-(``ingest.chunking``). Rows are not sentences, so the composer had nothing to quote from
-them: "What is the interval for replacing the seal?" of a note whose table says
-"seal | 2000 h" paused with an empty draft. Here each row becomes one candidate, read with
-its header ("Part: seal; Interval: 2000 h"), the document's own words in its own order, and
-the passage scorer weighs it against the prose windows like any other.
+is chunked by whole rows under its head (``ingest.chunking``): the heading path and header row,
+a blank line, then one row per line. Rows are not sentences, so the composer had nothing to
+quote from them: "What is the replacement interval of the seal?" of a note whose table says
+"seal | 2000 h" paused with an empty draft. Here each row becomes one candidate, read with its
+header ("Part: seal; Interval: 2000 h"), the document's own words in its own order, and the
+passage scorer weighs it against the prose windows like any other.
+
+A row is read by its header only when the two agree: a header with a figure in a two-column
+table is a first row of data ("Weight | 12 kg"), and a row with more cells than the header
+(a "|" inside a cell, a spanned cell) is quoted as its line, unlabelled.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from masis_core.state import Evidence
+from masis_core.text.sentences import content_stems, defang
 from masis_core.text.tables import CELL, looks_like_header
 
 # A cell bar: an empty cell leaves "a | | b" once the chunk's spaces are folded.
@@ -24,67 +30,83 @@ _ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
 MAX_ROW_WORDS = 90
 
 
+@dataclass(frozen=True)
+class Table:
+    heading: str  # the heading path above the table ("" when none)
+    header: list[str]  # the header's cells; empty when the rows are read unlabelled
+    rows: list[str]  # one line per row
+
+
 def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in _BAR.split(line)]
 
 
-def _table(text: str) -> tuple[str, list[str], list[list[str]]] | None:
-    """The lines above the header row, the header's cells, each row's cells. A header needs
-    two named columns ("| Note" over a paragraph is an admonition, quoted as prose) and no
-    figure: a table whose first row is figures was stored without a header
-    (``ingest.kinds.add_table``), so its first line here is a row."""
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    at = next((i for i, line in enumerate(lines) if CELL in line), None)
-    if at is None or at == len(lines) - 1:
+def parse(text: str) -> Table | None:
+    """A table chunk as ingest writes it: its head, a blank line, its rows. None for any other
+    text, and for a chunk stored before table chunks had that shape (one line of words)."""
+    head, blank, body = defang(text).partition("\n\n")
+    rows = [line.strip() for line in body.split("\n") if line.strip()]
+    if not blank or not rows:
         return None
-    header = _cells(lines[at])
-    if sum(map(bool, header)) < 2 or not looks_like_header(header):
-        return None
-    return " ".join(lines[:at]), header, [_cells(x) for x in lines[at + 1 :]]
+    lines = [line.strip() for line in head.split("\n") if line.strip()]
+    header = _cells(lines[-1]) if lines and CELL in lines[-1] else []
+    named = sum(map(bool, header)) >= 2 and looks_like_header(header)
+    if named and len(header) == 2 and any(ch.isdigit() for ch in "".join(header)):
+        named = False  # "Weight | 12 kg": a key-value table without a header
+    heading = " ".join(lines[:-1] if header else lines)
+    if not named:
+        rows = rows if not header else [lines[-1], *rows]
+        # One column ("| Note" over a paragraph is an admonition): prose, quoted as such.
+        return Table(heading, [], rows) if any(CELL in r for r in rows) else None
+    return Table(heading, header, [r for r in rows if _cells(r) != header])
 
 
-def table_of(ev: Evidence) -> tuple[str, list[str], list[list[str]]] | None:
-    """(heading lines, header cells, rows of cells) of a table block's chunk; None for any
-    other chunk, for a one-column table (no header to read a cell by) and for a chunk stored
-    before chunks kept their line breaks."""
+def table_of(ev: Evidence) -> Table | None:
+    """The table of a retrieved chunk of a table block (a document's, never the web's)."""
     if ev.get("source", "kb") != "kb" or not _ROWS_PLACE.search(ev.get("place") or ""):
         return None
-    return _table(str(ev.get("text") or ""))
+    return parse(str(ev.get("text") or ""))
 
 
 def _pieces(header: list[str], cells: list[str]) -> list[str]:
-    return [
-        f"{name}: {cell}" if name else cell
-        for name, cell in zip(header + [""] * len(cells), cells, strict=False)
-        if cell
+    pairs = zip(header, cells, strict=False)
+    return [f"{name}: {cell}" if name else cell for name, cell in pairs if cell]
+
+
+def read_row(table: Table, line: str, asked: set[str]) -> str | None:
+    """The row as "Header: cell; Header: cell" (empty cells left out), or its line when it
+    cannot be read by the header. A labelled row too long to read as one answer keeps its
+    first cell (what the row is about) and the cells that name ``asked`` (content stems of
+    the question), "…" marking the cells left out; an unlabelled one that long is left out."""
+    cells = _cells(line)
+    if not table.header or len(cells) > len(table.header):
+        return line if len(line.split()) <= MAX_ROW_WORDS else None
+    said = _pieces(table.header, cells)
+    if not said or sum(len(s.split()) for s in said) <= MAX_ROW_WORDS:
+        return "; ".join(said) or None
+    kept = [k for k, s in enumerate(said) if k == 0 or asked & content_stems(s)]
+    out = [
+        ("… " if k > before + 1 else "") + said[k]
+        for before, k in zip([-1, *kept], kept, strict=False)
     ]
+    return "; ".join(out) + (" …" if kept[-1] < len(said) - 1 else "")
 
 
 def row_line(reading: str, text: str) -> str | None:
-    """The row of ``text`` (a table block) that ``reading`` ("Part: seal; Interval: 2000 h",
-    cut or whole) reads, as its line: what backs the reading and what the source view
-    highlights. None when ``text`` is no table or has no such row."""
-    table = _table(text)
+    """The row of ``text`` (a table chunk) that ``reading`` reads, as its line: what backs the
+    reading and what the source view highlights. None when ``text`` is no table chunk or has
+    no such row."""
+    table = parse(text)
     if table is None:
         return None
-    _, header, rows = table
-    said = {piece.strip("… ") for piece in reading.split("; ")}
-    return next((CELL.join(cells) for cells in rows if said <= set(_pieces(header, cells))), None)
-
-
-def read_row(header: list[str], cells: list[str], asked: set[str]) -> str:
-    """The row as "Header: cell; Header: cell", empty cells left out. A row too long to read
-    as one answer keeps its first cell (what the row is about) and the cells whose header or
-    words ``asked`` (the question's lower-cased words) names, "…" marking what was left out."""
-    said = _pieces(header, cells)
-    if sum(len(s.split()) for s in said) <= MAX_ROW_WORDS:
-        return "; ".join(said)
-
-    def named(k: int) -> bool:
-        return bool(asked & set(re.findall(r"\w+", said[k].lower())))
-
-    kept = [k for k in range(len(said)) if k == 0 or named(k)]
-    out = []
-    for before, k in zip([-1, *kept], kept, strict=False):
-        out.append(("… " if k > before + 1 else "") + said[k])
-    return "; ".join(out) + (" …" if kept[-1] < len(said) - 1 else "")
+    reading = " ".join(reading.split())
+    for line in table.rows:
+        full = read_row(table, line, set())
+        if full == reading or (
+            "…" in reading
+            and table.header
+            and {p.strip("… ") for p in reading.split("; ")}
+            <= set(_pieces(table.header, _cells(line)))
+        ):
+            return line
+    return None
