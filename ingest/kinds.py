@@ -225,7 +225,9 @@ class Blocks:
     def add(
         self, text: str, place: str, number: int | None = None, head: int | None = None
     ) -> None:
-        text = clean_text(text)
+        """``head``: a table block's head lines, ``text`` then already clean (cleaning can
+        drop or join lines, and the count must match the text stored)."""
+        text = clean_text(text) if head is None else text
         if text:
             self.pages.append(Page(number or len(self.pages) + 1, text, place=place, head=head))
 
@@ -255,9 +257,10 @@ class Blocks:
         """Rows (numbered as the source numbers them) grouped up to ``BLOCK_WORDS`` words,
         the header line repeated at the head of every block: a row is never without its
         column names."""
+        header = clean_text(header)
         head = len(header.split("\n")) if header else 0
         for group in _grouped(rows, words(header)):
-            body = "\n".join(t for _, t in group)
+            body = clean_text("\n".join(t for _, t in group))
             label = within(where, span(noun, group[0][0], group[-1][0]))
             self.add(f"{header}\n{body}" if header else body, label, number, head)
 
@@ -383,6 +386,11 @@ def add_table(
     filled = [(n, cells) for n, cells in rows if any(cells)]
     if not filled:
         return
+    if len(filled) > 2 and sum(map(bool, filled[0][1])) == 1 < max(len(c) for _, c in filled):
+        # One filled cell over a wider table is its title ("Parts list"): it heads every block
+        # with the heading path, and the header is looked for in the row under it.
+        above = _lines(above, row_text(filled[0][1]))
+        filled = filled[1:]
     first = filled[0][1]
     header = row_text(first) if looks_like_header(first) else ""
     body = filled[1:] if header else filled

@@ -10,6 +10,7 @@ from masis_core.answers.compose import compose, windows
 from masis_core.answers.rows import row_line
 from masis_core.services.runs import RunService
 from masis_core.state import Evidence
+from masis_core.text.markup import highlighted_text
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app
 
@@ -105,6 +106,33 @@ def test_a_key_value_table_is_not_read_by_its_first_row() -> None:
     assert parts[0]["text"] == "Weight | 12 kg"
 
 
+def test_a_title_row_a_figure_in_a_header_and_an_invisible_heading_keep_the_header() -> None:
+    # A sheet's title over its header: the header is the row under it, in every block.
+    csv = (
+        b"Parts list,,\nPart,Interval,Torque\n"
+        + b"".join(b"part %d,%d h,%d Nm\n" % (n, n * 10, n) for n in range(1, 60))
+        + b"gasket,9000 h,99 Nm\n"
+    )
+    texts = chunks_of(csv, "parts.csv")
+    assert len(texts) > 1
+    assert all(t.startswith("Parts list\nPart | Interval | Torque\n\npart ") for t in texts)
+    (lead, *_) = compose("What is the torque of the gasket?", table_chunk("rows 3–61", texts[-1]))
+    assert lead["text"] == "Part: gasket; Interval: 9000 h; Torque: 99 Nm"
+    # A header naming a year is a header; only a figure opening it makes a key-value table.
+    (text,) = chunks_of(b"Model,Price 2024\nP-100,120 EUR\nP-200,180 EUR\n", "prices.csv")
+    (lead, *_) = compose("What is the price of the P-200?", table_chunk("rows 2–3", text))
+    assert lead["text"] == "Model: P-200; Price 2024: 180 EUR"
+    # A heading that cleaning empties does not pull the header into the head's place.
+    html = (
+        "<html><body><h1>\u200b</h1><table><tr><th>Part</th><th>Interval</th></tr>"
+        "<tr><td>seal</td><td>2000 h</td></tr><tr><td>filter</td><td>500 h</td></tr>"
+        "</table></body></html>"
+    )
+    (text,) = chunks_of(html.encode(), "parts.html")
+    (lead, *_) = compose("What is the interval of the seal?", table_chunk("rows 2–3", text))
+    assert lead["text"] == "Part: seal; Interval: 2000 h"
+
+
 def test_a_row_that_does_not_fit_its_header_is_quoted_as_its_line() -> None:
     note = (
         b"# Shell tips\n\n| Command | Effect |\n|---|---|\n"
@@ -138,7 +166,10 @@ def test_a_cited_marker_in_a_cell_stays_text_and_its_row_is_found() -> None:
     text = "Ref | Finding\n\nR-7 | see [2] for the leak\nR-8 | no finding"
     parts = compose("What was found for R-7?", table_chunk("rows 2–3", text))
     assert parts[0]["text"] == "Ref: R-7; Finding: see ［2］ for the leak"
-    assert row_line(parts[0]["text"], text) == "R-7 | see ［2］ for the leak"
+    # The row as stored, so that the source view finds and highlights it.
+    line = row_line(parts[0]["text"], text)
+    assert line == "R-7 | see [2] for the leak"
+    assert highlighted_text(text, [line])[1] == 1
 
 
 def test_an_empty_cell_keeps_the_columns_in_place() -> None:

@@ -31,7 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
-from masis_core.answers.rows import read_row, table_of
+from masis_core.answers.rows import reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
@@ -343,7 +343,7 @@ def _row_runs(question: str, evidence: list[Evidence]) -> list[list[list[Sentenc
         if (table := table_of(ev)) is None:
             continue
         context = _stems(table.heading)
-        read = [read_row(table, line, asked) for line in table.rows]
+        read = [reading(table, line, asked) for line in table.rows]
         out.append(
             [[Sentence(text, [marker], _stems(text), context, False)] for text in read if text]
         )

@@ -44,14 +44,14 @@ def _cells(line: str) -> list[str]:
 def parse(text: str) -> Table | None:
     """A table chunk as ingest writes it: its head, a blank line, its rows. None for any other
     text, and for a chunk stored before table chunks had that shape (one line of words)."""
-    head, blank, body = defang(text).partition("\n\n")
+    head, blank, body = text.partition("\n\n")
     rows = [line.strip() for line in body.split("\n") if line.strip()]
     if not blank or not rows:
         return None
     lines = [line.strip() for line in head.split("\n") if line.strip()]
     header = _cells(lines[-1]) if lines and CELL in lines[-1] else []
     named = sum(map(bool, header)) >= 2 and looks_like_header(header)
-    if named and len(header) == 2 and any(ch.isdigit() for ch in "".join(header)):
+    if named and len(header) == 2 and any(cell[:1].isdigit() for cell in header):
         named = False  # "Weight | 12 kg": a key-value table without a header
     heading = " ".join(lines[:-1] if header else lines)
     if not named:
@@ -73,6 +73,12 @@ def _pieces(header: list[str], cells: list[str]) -> list[str]:
     return [f"{name}: {cell}" if name else cell for name, cell in pairs if cell]
 
 
+def reading(table: Table, line: str, asked: set[str]) -> str | None:
+    """The row as the answer quotes it (``read_row``), citation-like markers in it defanged."""
+    said = read_row(table, line, asked)
+    return defang(said) if said else None
+
+
 def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     """The row as "Header: cell; Header: cell" (empty cells left out), or its line when it
     cannot be read by the header. A labelled row too long to read as one answer keeps its
@@ -92,21 +98,19 @@ def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     return "; ".join(out) + (" …" if kept[-1] < len(said) - 1 else "")
 
 
-def row_line(reading: str, text: str) -> str | None:
-    """The row of ``text`` (a table chunk) that ``reading`` reads, as its line: what backs the
-    reading and what the source view highlights. None when ``text`` is no table chunk or has
-    no such row."""
+def row_line(said: str, text: str) -> str | None:
+    """The row of ``text`` (a table chunk) that ``said`` (a row's reading, as the answer
+    quotes it) reads, as its line: what backs the reading and what the source view
+    highlights. None when ``text`` is no table chunk or has no such row."""
     table = parse(text)
     if table is None:
         return None
-    reading = " ".join(reading.split())
+    said = " ".join(said.split())
+    cut = {p.strip("… ") for p in said.split("; ")} if "…" in said else None
     for line in table.rows:
-        full = read_row(table, line, set())
-        if full == reading or (
-            "…" in reading
-            and table.header
-            and {p.strip("… ") for p in reading.split("; ")}
-            <= set(_pieces(table.header, _cells(line)))
-        ):
+        if reading(table, line, set()) == said:
+            return line
+        pieces = {defang(p) for p in _pieces(table.header, _cells(line))}
+        if cut and table.header and cut <= pieces:
             return line
     return None
