@@ -44,8 +44,9 @@ def corpus_files(corpus: Path) -> list[Path]:
 
 
 def without_rows() -> Any:
-    """The composer as it was before table rows: no row candidates."""
-    return patch.object(compose, "_row_runs", lambda question, evidence: [])
+    """The composer as it was before table rows: no chunk is a table, so no row is a
+    candidate and a table's chunks are read as text."""
+    return patch.object(compose, "table_of", lambda ev: None)
 
 
 def flat(text: str) -> str:

@@ -8,6 +8,7 @@ from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
 from masis_core.answers.compose import compose, windows
 from masis_core.answers.rows import row_line
+from masis_core.answers.support import sentence_support
 from masis_core.services.runs import RunService
 from masis_core.state import Evidence
 from masis_core.text.markup import highlighted_text
@@ -209,3 +210,22 @@ def test_the_source_view_highlights_the_cited_row(bench: Workbench) -> None:
     assert not any(i.value.startswith("The cited sentence is not") for i in at.caption)
     # The sentence's support quotes the row, not a run of the table cut at a word.
     assert "> seal \\| 2000 h \\| 12 Nm" in shown, shown
+
+
+def test_a_real_web_pages_tables_are_quoted_as_rows_never_as_run_on_text(
+    bench: Workbench,
+) -> None:
+    """The Debian reference's mail chapter: its tables' headers and cells, read as text, had
+    run on into an "Also relevant" sentence ("… SASL command | function postfix(1) | Postfix
+    control program postconf(1) | …"). Every quoted piece with a cell bar is now a row."""
+    from tests.office import office_corpus
+
+    page = office_corpus("html") / "debian-reference-en__ch06.en.html"
+    ws = bench.create_workspace("debian", "wordllama")
+    assert Ingestor(bench).ingest_path(ws, page).status == "ingested"
+    rec = RunService(bench).ask(ws.id, "Which postfix command removes all messages from the queue?")
+    cited = {c["n"]: c["text"] for c in rec.citations}
+    said = [s for paragraph in sentence_support(rec.answer, rec.citations) for s in paragraph]
+    rows = [s for s in said if row_line(s.text, cited[s.cited[0]])]
+    assert rows and rows[0] is said[0], rec.answer  # the lead is a row
+    assert not [s.text for s in said if " | " in s.text and s not in rows], rec.answer

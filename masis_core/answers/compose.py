@@ -136,10 +136,15 @@ def _overlap(left: list[str], right: list[str]) -> int:
 
 
 def _runs(evidence: list[Evidence]) -> list[tuple[int | None, list[int]]]:
-    """Markers grouped into runs of consecutive chunks of one document (alone: web, notes)."""
+    """Markers grouped into runs of consecutive chunks of one document (alone: web, notes).
+    A table's chunks are left out: their rows are read as rows (``_row_runs``), and read as
+    text their header and cells ran on into a "sentence" ("… SASL command | function
+    postfix(1) | Postfix control program … Chapter 6.")."""
     indexed: dict[str, list[tuple[int, int]]] = {}
     runs: list[tuple[int | None, list[int]]] = []
     for marker, ev in enumerate(evidence, start=1):
+        if table_of(ev) is not None:
+            continue
         index = chunk_index(ev)
         if index is None:
             runs.append((None, [marker]))
