@@ -25,6 +25,7 @@ from typing import Any
 from unittest.mock import patch
 
 from bench.answer_quality import lead_of
+from ingest.chunking import flat
 from masis_core.answers import compose
 from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.config import Settings
@@ -49,17 +50,13 @@ def without_rows() -> Any:
     return patch.object(compose, "table_of", lambda ev: None)
 
 
-def flat(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
 def ask(research: RunService, ws_id: str, q: dict[str, Any]) -> dict[str, Any]:
     rec = research.ask(ws_id, q["question"], engine="offline")
     answer = rec.answer or ""
     lead, cited = lead_of(answer, rec.citations or [])
     confidence = None if rec.confidence is None else float(rec.confidence)
     return {
-        "lead_answers": flat(q["answer"]) in flat(lead)
+        "lead_answers": flat(q["answer"]).lower() in flat(lead).lower()
         and any(c.get("filename") == q["file"] for c in cited),
         "answered": rec.status == "completed" and (confidence or 0) >= LOW_CONFIDENCE,
         "confidence": confidence,

@@ -31,7 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
-from masis_core.answers.rows import reading, table_of
+from masis_core.answers.rows import Table, reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
@@ -135,15 +135,17 @@ def _overlap(left: list[str], right: list[str]) -> int:
     return 0
 
 
-def _runs(evidence: list[Evidence]) -> list[tuple[int | None, list[int]]]:
+def _runs(
+    evidence: list[Evidence], tables: list[Table | None]
+) -> list[tuple[int | None, list[int]]]:
     """Markers grouped into runs of consecutive chunks of one document (alone: web, notes).
     A table's chunks are left out: their rows are read as rows (``_row_runs``), and read as
     text their header and cells ran on into a "sentence" ("… SASL command | function
     postfix(1) | Postfix control program … Chapter 6.")."""
     indexed: dict[str, list[tuple[int, int]]] = {}
     runs: list[tuple[int | None, list[int]]] = []
-    for marker, ev in enumerate(evidence, start=1):
-        if table_of(ev) is not None:
+    for marker, (ev, table) in enumerate(zip(evidence, tables, strict=True), start=1):
+        if table is not None:
             continue
         index = chunk_index(ev)
         if index is None:
@@ -162,10 +164,11 @@ def _runs(evidence: list[Evidence]) -> list[tuple[int | None, list[int]]]:
     return runs
 
 
-def passages(evidence: list[Evidence]) -> list[Passage]:
+def passages(evidence: list[Evidence], tables: list[Table | None] | None = None) -> list[Passage]:
     """Evidence joined into passages: neighbouring chunks of one document become one text."""
     out = []
-    for first, markers in _runs(evidence):
+    tables = tables if tables is not None else [table_of(ev) for ev in evidence]
+    for first, markers in _runs(evidence, tables):
         words: list[str] = []
         owners: list[tuple[int, ...]] = []
         for marker in markers:
@@ -312,7 +315,8 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
     weights = load_weights()
     ranks = _ranks(evidence)
     found: list[Window] = []
-    places = [quotable(p) for p in passages(evidence)] + _row_runs(question, evidence)
+    tables = [table_of(ev) for ev in evidence]  # parsed once: rows here, not text there
+    places = [quotable(p) for p in passages(evidence, tables)] + _row_runs(question, tables)
     for n, runs in enumerate(places):
         for run in runs:
             for i in range(len(run)):
@@ -339,13 +343,13 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
     return found
 
 
-def _row_runs(question: str, evidence: list[Evidence]) -> list[list[list[Sentence]]]:
+def _row_runs(question: str, tables: list[Table | None]) -> list[list[list[Sentence]]]:
     """Each table chunk's rows, one run of one row each (``answers.rows``): a row is read
     with its header, under its heading path, and never joined to the row below it."""
     asked = content_stems(question)
     out = []
-    for marker, ev in enumerate(evidence, start=1):
-        if (table := table_of(ev)) is None:
+    for marker, table in enumerate(tables, start=1):
+        if table is None:
             continue
         context = _stems(table.heading)
         read = [reading(table, line, asked) for line in table.rows]

@@ -8,9 +8,9 @@ quote from them: "What is the replacement interval of the seal?" of a note whose
 header ("Part: seal; Interval: 2000 h"), the document's own words in its own order, and the
 passage scorer weighs it against the prose windows like any other.
 
-A row is read by its header only when the two agree: a header with a figure in a two-column
-table is a first row of data ("Weight | 12 kg"), and a row with more cells than the header
-(a "|" inside a cell, a spanned cell) is quoted as its line, unlabelled.
+A row is read by its header only when the two agree: a two-column "header" that opens with
+a figure is a first row of data ("Weight | 12 kg"), and a row with more cells than the
+header (a "|" inside a cell, a spanned cell) is quoted as its line, unlabelled.
 """
 
 from __future__ import annotations
