@@ -3,6 +3,8 @@ the lead, read with its header, cited at its place and highlighted in the source
 
 from __future__ import annotations
 
+import unicodedata
+
 from ingest.chunking import chunk_pages, flat
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
@@ -229,3 +231,29 @@ def test_a_real_web_pages_tables_are_quoted_as_rows_never_as_run_on_text(
     rows = [s for s in said if row_line(s.text, cited[s.cited[0]])]
     assert rows and rows[0] is said[0], rec.answer  # the lead is a row
     assert not [s.text for s in said if " | " in s.text and s not in rows], rec.answer
+
+
+def test_a_rows_markup_addresses_and_decomposed_words_stay_text(bench: Workbench) -> None:
+    """A row quoted with its header is document text like any sentence: its HTML, Markdown link
+    and bare address are shown as text, and a word typed with a combining accent is found by
+    the same word typed whole."""
+    cooling = unicodedata.normalize("NFD", "Kühlmittel")
+    note = (
+        "# Pumpen\n\n| Teil | Wartung |\n|---|---|\n"
+        f"| {cooling} | <b>alle</b> 500 h, [Anleitung](https://evil.example) "
+        "https://evil.example |\n"
+        "| Dichtung | alle 2000 h |\n"
+    ).encode()
+    ws = bench.create_workspace("pumpen", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, note, "pumpen.md").status == "ingested"
+    rec = RunService(bench).ask(ws.id, "Wartung Kühlmittel Teil?")
+    assert rec.answer.startswith("Teil: Kühlmittel; Wartung: <b>alle</b> 500 h"), rec.answer
+    at = fresh_app()
+    at.query_params["run"] = rec.run_id
+    at.run().switch_page("pages/research.py").run()
+    at.toggle(key=f"page-{rec.run_id}-1").set_value(True).run()
+    assert not at.exception, at.exception
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "\\<b\\>alle\\</b\\>" in shown and "<b>" not in shown
+    assert "](https://evil" not in shown and "`https://evil.example`" in shown
+    assert ":orange-background[Kühlmittel" in shown, shown
