@@ -1,6 +1,6 @@
 """Fit the offline passage scorer's weights (``masis_core/answers/passage_weights.json``).
 
-    python -m bench.fit_passages --manual-cache /tmp/manual-drafts.jsonl \
+    python -m bench.fit_passages --manual-cache /tmp/manual-drafts.jsonl [more.jsonl ...] \
         [--questions bench/data/manual-answerable.json bench/data/manual-howto.json] \
         [--validation bench/data/manual-howto-validation.json] [--folds 5] [--write]
 
@@ -57,13 +57,14 @@ def answers(q: dict[str, Any], w: compose.Window, evidence: list[dict[str, Any]]
     )
 
 
-def load(cache: Path, files: list[Path]) -> list[dict[str, Any]]:
+def load(caches: Path | list[Path], files: list[Path]) -> list[dict[str, Any]]:
     """Each question of ``files`` with its recorded evidence, windows and their labels."""
     drafts = {}
-    for line in cache.read_text().splitlines():
-        row = json.loads(line) if line else None
-        if row and row.get("judged"):
-            drafts[row["id"]] = row["judged"]["evidence"]
+    for cache in [caches] if isinstance(caches, Path) else caches:
+        for line in cache.read_text().splitlines():
+            row = json.loads(line) if line else None
+            if row and row.get("judged"):
+                drafts[row["id"]] = row["judged"]["evidence"]
     out = []
     for path in files:
         for n, q in enumerate(json.loads(path.read_text())):
@@ -151,7 +152,7 @@ def cross_validate(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.fit_passages")
-    ap.add_argument("--manual-cache", type=Path, required=True)
+    ap.add_argument("--manual-cache", type=Path, nargs="+", required=True)
     ap.add_argument("--questions", type=Path, nargs="*", default=QUESTIONS)
     ap.add_argument("--validation", type=Path, nargs="*", default=VALIDATION)
     ap.add_argument("--folds", type=int, default=5)
