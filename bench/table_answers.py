@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -50,13 +51,19 @@ def without_rows() -> Any:
     return patch.object(compose, "table_of", lambda ev: None)
 
 
+def holds(lead: str, answer: str) -> bool:
+    """The answer's words stand in the lead as words: "3" is not held by "63476"."""
+    pattern = r"(?<![\w.])" + re.escape(flat(answer)) + r"(?!\w|\.\d)"
+    return re.search(pattern, flat(lead), re.I) is not None
+
+
 def ask(research: RunService, ws_id: str, q: dict[str, Any]) -> dict[str, Any]:
     rec = research.ask(ws_id, q["question"], engine="offline")
     answer = rec.answer or ""
     lead, cited = lead_of(answer, rec.citations or [])
     confidence = None if rec.confidence is None else float(rec.confidence)
     return {
-        "lead_answers": flat(q["answer"]).lower() in flat(lead).lower()
+        "lead_answers": holds(lead, q["answer"])
         and any(c.get("filename") == q["file"] for c in cited),
         "answered": rec.status == "completed" and (confidence or 0) >= LOW_CONFIDENCE,
         "confidence": confidence,

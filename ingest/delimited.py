@@ -38,7 +38,8 @@ def dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
         return csv.excel_tab if sample.count("\t") > sample.count(",") else csv.excel
 
 
-def parse(data: bytes) -> ParsedDocument:
+def parse(data: bytes, title: str = "") -> ParsedDocument:
+    """``title``: the file's name as words, heading the table (``kinds.file_title``)."""
     text = decode(data)
     reader = csv.reader(io.StringIO(text, newline=""), dialect(text[:SNIFF_BYTES]))
     csv.field_size_limit(1024 * 1024)
@@ -47,5 +48,5 @@ def parse(data: bytes) -> ParsedDocument:
         rows = [(reader.line_num, [cell_text(c) for c in cells]) for cells in reader]
     except csv.Error as exc:
         raise DocumentError(f"corrupt: the CSV file could not be read ({exc})") from exc
-    add_table(blocks, "", rows)
+    add_table(blocks, "", rows, above=title)
     return blocks.document()

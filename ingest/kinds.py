@@ -46,6 +46,9 @@ KIND_NAMES = {
 }
 SUFFIXES = tuple(s for suffixes in KIND_SUFFIXES.values() for s in suffixes)
 ZIPPED = ("word", "slides", "spreadsheet", "epub")
+# Kinds whose only name for what their rows are about is often the file's: "nile.csv" holds
+# "year, volume" and no word of the Nile (see ``file_title``).
+TITLED = ("csv", "spreadsheet")
 # A zip is recognised by what it holds, whatever it is called.
 _ZIP_MARKERS = (
     ("word/document.xml", "word"),
@@ -186,6 +189,8 @@ def parse_kind(data: bytes, filename: str) -> ParsedDocument:
     module = module_for(kind)
     limit_memory(PARSE_MEMORY_MB)
     try:
+        if kind in TITLED:
+            return module.parse(data, title=file_title(filename))  # type: ignore[attr-defined]
         return module.parse(data)  # type: ignore[attr-defined]
     except DocumentError:
         raise
@@ -199,6 +204,14 @@ def parse_kind(data: bytes, filename: str) -> ParsedDocument:
         raise DocumentError(
             f"corrupt: the {name} could not be read ({type(exc).__name__}: {first})"
         ) from exc
+
+
+def file_title(filename: str) -> str:
+    """The file's name as words, to head a table that has no heading of its own: its rows
+    are then found, and judged, by what the name says they are about ("nile.csv": "What was
+    the Nile volume in 1913?")."""
+    stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return " ".join(stem.replace("_", " ").replace("-", " ").split())
 
 
 def words(text: str) -> int:

@@ -15,7 +15,8 @@ from ingest.kinds import Blocks, add_table, cell_text, open_zip
 from ingest.parsing import ParsedDocument
 
 
-def parse(data: bytes) -> ParsedDocument:
+def parse(data: bytes, title: str = "") -> ParsedDocument:
+    """``title``: the file's name as words; with the sheet's name it heads the sheet's rows."""
     open_zip(data, "spreadsheet")
     workbook = openpyxl.load_workbook(
         io.BytesIO(data), read_only=True, data_only=True, keep_vba=False, keep_links=False
@@ -31,7 +32,7 @@ def parse(data: bytes) -> ParsedDocument:
                 (n, [cell_text(v) for v in values])
                 for n, values in enumerate(sheet.iter_rows(values_only=True), start=1)
             )
-            add_table(blocks, sheet.title, rows)
+            add_table(blocks, sheet.title, rows, above=f"{title}: {sheet.title}" if title else "")
         return blocks.document()
     finally:
         workbook.close()

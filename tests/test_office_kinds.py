@@ -42,7 +42,8 @@ def test_a_sheet_is_chunked_by_rows_with_its_header_in_every_chunk() -> None:
     chunks = chunk_pages(parse_bytes(revenue_xlsx(), "figures.xlsx").pages, 200, 40)
     assert len(chunks) >= 4
     for chunk in chunks:
-        assert chunk.text.startswith("Quarter | Revenue (EUR k) | Region"), chunk.text[:60]
+        # The file's and the sheet's names head the sheet's header in every chunk.
+        assert chunk.text.startswith("figures: Revenue\nQuarter | Revenue (EUR k) | Region")
         assert chunk.place.startswith("Revenue, rows ")
     q3 = next(c for c in chunks if "Q3 2023 |" in c.text)
     first, last = map(int, q3.place.split("rows ")[1].split("–"))
@@ -70,7 +71,7 @@ def test_the_revenue_question_cites_the_sheet_and_its_rows(
 def test_a_csv_in_a_windows_code_page_with_semicolons_is_decoded_and_sniffed() -> None:
     text = "Région;Chiffre d'affaires\n" + "".join(f"Côte {n};{n * 10}\n" for n in range(30))
     parsed = parse_bytes(text.encode("cp1252"), "ventes.csv")
-    assert parsed.pages[0].text.startswith("Région | Chiffre d'affaires\nCôte 0 | 0")
+    assert parsed.pages[0].text.startswith("ventes\nRégion | Chiffre d'affaires\nCôte 0 | 0")
     assert parsed.pages[0].place.startswith("rows 2–")
 
 
@@ -289,4 +290,4 @@ def test_a_parse_past_its_memory_cap_fails_that_file_alone(
         "too large: reading the CSV file needed more than 48 MB of memory"
     )
     small = PendingParse(b"id,name\n1,pump\n", "small.csv", 120).result()
-    assert small.pages[0].text == "id | name\n1 | pump"
+    assert small.pages[0].text == "small\nid | name\n1 | pump"

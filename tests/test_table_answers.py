@@ -44,13 +44,14 @@ def chunks_of(data: bytes, name: str, size: int = 200) -> list[str]:
 def test_a_table_is_chunked_by_whole_rows_under_its_head() -> None:
     csv = b"Part,Interval\n" + b"".join(b"seal %d,%d h\n" % (n, n * 100) for n in range(1, 21))
     (chunk,) = chunks_of(csv, "parts.csv")
-    assert chunk.startswith("Part | Interval\n\nseal 1 | 100 h\nseal 2 | 200 h\n")
+    # The file's name heads a table that has no heading of its own.
+    assert chunk.startswith("parts\nPart | Interval\n\nseal 1 | 100 h\nseal 2 | 200 h\n")
     # What is embedded is the words as before: a blank line and line breaks are spaces.
     assert flat(chunk) == " ".join(parse_bytes(csv, "parts.csv").pages[0].text.split())
     # A block cut into smaller chunks repeats its head in each, and never cuts a row.
     small = chunks_of(csv, "parts.csv", size=50)
     assert len(small) > 1
-    assert all(c.startswith("Part | Interval\n\nseal ") and c.endswith(" h") for c in small)
+    assert all(c.startswith("parts\nPart | Interval\n\nseal ") and c.endswith(" h") for c in small)
     # A PDF's pages still run on into each other, one space between words.
     assert "\n" not in chunks_of(b"Line one\nline two.\n", "plain.txt")[0]
 
@@ -118,7 +119,7 @@ def test_a_title_row_a_figure_in_a_header_and_an_invisible_heading_keep_the_head
     )
     texts = chunks_of(csv, "parts.csv")
     assert len(texts) > 1
-    assert all(t.startswith("Parts list\nPart | Interval | Torque\n\npart ") for t in texts)
+    assert all(t.startswith("parts\nParts list\nPart | Interval | Torque\n\npart ") for t in texts)
     (lead, *_) = compose("What is the torque of the gasket?", table_chunk("rows 3–61", texts[-1]))
     assert lead["text"] == "Part: gasket; Interval: 9000 h; Torque: 99 Nm"
     # A header naming a year is a header; only a figure opening it makes a key-value table.
@@ -134,6 +135,36 @@ def test_a_title_row_a_figure_in_a_header_and_an_invisible_heading_keep_the_head
     (text,) = chunks_of(html.encode(), "parts.html")
     (lead, *_) = compose("What is the interval of the seal?", table_chunk("rows 2–3", text))
     assert lead["text"] == "Part: seal; Interval: 2000 h"
+
+
+def test_a_csv_is_found_by_its_file_name_and_answered_by_the_row_of_the_asked_year(
+    bench: Workbench,
+) -> None:
+    """ "nile.csv" says "year, volume" and no word of the Nile: its name heads its rows, so
+    they are found and judged by it. A row without the asked year is not the answer, however
+    many words it shares: the row of 1778 had answered "... in 1750?" at 78%."""
+    csv = b"year,volume\n" + b"".join(
+        b"%d,%d\n" % (y, 400 + (y * 37) % 900) for y in range(1871, 1971)
+    )
+    ws = bench.create_workspace("rivers", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, csv, "nile.csv").status == "ingested"
+    rec = RunService(bench).ask(ws.id, "What was the Nile volume in 1913?")
+    assert rec.answer.split("\n\n")[0] == f"year: 1913; volume: {400 + (1913 * 37) % 900} [1]"
+    assert rec.citations[0]["place"].startswith("rows ")
+    # A CSV without a header row is headed by its name too, and its rows quoted as lines.
+    (text,) = chunks_of(b"1913,456\n1914,1102\n1915,990\n", "nile flow.csv")
+    assert text == "nile flow\n\n1913 | 456\n1914 | 1102\n1915 | 990"
+    (lead,) = compose("What was the Nile flow in 1914?", table_chunk("rows 1–3", text))
+    assert lead["text"] == "1914 | 1102"
+    # Rows that do not hold the asked figure give no lead at all.
+    text = "parts\nPart | Interval\n\nseal | 2000 h\nfilter | 500 h"
+    assert compose("What is the interval of part 7?", table_chunk("rows 2–3", text)) == []
+    # A figure inside a word is the figure: "version 3" is asked of "susv3".
+    text = "Package | Description\n\nsusv3 | the Single UNIX Specification v3\nsusv4 | v4"
+    (lead,) = compose(
+        "Which package has the Single UNIX Specification version 3?", table_chunk("rows 2–3", text)
+    )
+    assert lead["text"].startswith("Package: susv3;")
 
 
 def test_a_row_that_does_not_fit_its_header_is_quoted_as_its_line() -> None:

@@ -31,7 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
-from masis_core.answers.rows import Table, reading, table_of
+from masis_core.answers.rows import Table, asked_rows, reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
@@ -344,15 +344,16 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
 
 
 def _row_runs(question: str, tables: list[Table | None]) -> list[list[list[Sentence]]]:
-    """Each table chunk's rows, one run of one row each (``answers.rows``): a row is read
-    with its header, under its heading path, and never joined to the row below it."""
+    """Each table chunk's rows that may be the one asked about (``answers.rows.asked_rows``),
+    one run of one row each: a row is read with its header, under its heading path, and
+    never joined to the row below it."""
     asked = content_stems(question)
     out = []
     for marker, table in enumerate(tables, start=1):
         if table is None:
             continue
         context = _stems(table.heading)
-        read = [reading(table, line, asked) for line in table.rows]
+        read = [reading(table, line, asked) for line in asked_rows(table, question)]
         out.append(
             [[Sentence(text, [marker], _stems(text), context, False)] for text in read if text]
         )

@@ -19,13 +19,15 @@ import re
 from dataclasses import dataclass
 
 from masis_core.state import Evidence
-from masis_core.text.sentences import content_stems, defang
+from masis_core.text.sentences import content_stems, defang, numbers
 from masis_core.text.tables import CELL, looks_like_header
 
 # A cell bar: an empty cell leaves "a | | b" once the chunk's spaces are folded.
 _BAR = re.compile(r"(?<!\S)\|(?!\S)")
 # A table block's place ends with its rows ("rows 2–14", "Q3, rows 2–14", "… table 1, row 2").
 _ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
+# A figure as a row writes it, inside a word too ("susv3", "v3" for "version 3").
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 # A row of more words is cut to its first cell and the cells the question names.
 MAX_ROW_WORDS = 90
 
@@ -66,6 +68,19 @@ def table_of(ev: Evidence) -> Table | None:
     if ev.get("source", "kb") != "kb" or not _ROWS_PLACE.search(ev.get("place") or ""):
         return None
     return parse(str(ev.get("text") or ""))
+
+
+def _figures(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _FIGURE.findall(text)}
+
+
+def asked_rows(table: Table, question: str) -> list[str]:
+    """The rows that may be the one asked about: a row without a figure the question gives
+    is not, however many words it shares ("What was the sunspot activity in 1750?" had led
+    with the row of 1778 at 78%). A figure of the head (a year in the header, "Pump P-12"
+    above the table) holds for every row."""
+    unsaid = numbers(question) - _figures(" ".join([table.heading, *table.header]))
+    return [line for line in table.rows if unsaid <= _figures(line)]
 
 
 def _pieces(header: list[str], cells: list[str]) -> list[str]:
