@@ -210,8 +210,9 @@ def file_title(filename: str) -> str:
     """The file's name as words, to head a table that has no heading of its own: its rows
     are then found, and judged, by what the name says they are about ("nile.csv": "What was
     the Nile volume in 1913?")."""
-    stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return " ".join(stem.replace("_", " ").replace("-", " ").split())
+    name = filename.rsplit("/", 1)[-1].rsplit(" › ", 1)[-1]  # an attachment: "memo.eml › x.csv"
+    stem = name.rsplit(".", 1)[0]
+    return " ".join(stem.replace("_", " ").replace("-", " ").replace("|", " ").split())
 
 
 def words(text: str) -> int:

@@ -156,9 +156,13 @@ def test_a_csv_is_found_by_its_file_name_and_answered_by_the_row_of_the_asked_ye
     assert text == "nile flow\n\n1913 | 456\n1914 | 1102\n1915 | 990"
     (lead,) = compose("What was the Nile flow in 1914?", table_chunk("rows 1–3", text))
     assert lead["text"] == "1914 | 1102"
-    # Rows that do not hold the asked figure give no lead at all.
+    # Rows that do not hold the asked figure give no lead: the run pauses rather than guess.
     text = "parts\nPart | Interval\n\nseal | 2000 h\nfilter | 500 h"
     assert compose("What is the interval of part 7?", table_chunk("rows 2–3", text)) == []
+    # A sign or a unit does not keep the row out.
+    text = "Region | Growth\n\nNorth | 50%\nSouth | 12%"
+    (lead,) = compose("Which region grew by 50%?", table_chunk("rows 2–3", text))
+    assert lead["text"] == "Region: North; Growth: 50%"
     # A figure inside a word is the figure: "version 3" is asked of "susv3".
     text = "Package | Description\n\nsusv3 | the Single UNIX Specification v3\nsusv4 | v4"
     (lead,) = compose(
