@@ -388,6 +388,26 @@ def add_header_rows(
         blocks.table(where, _lines(above, rows[0]), body, number=number)
 
 
+MAX_PREAMBLE_ROWS = 20
+MAX_PREAMBLE_WORDS = 40  # longer notes are a block of their own, not every block's head
+
+
+def _preamble(
+    filled: list[tuple[int, Sequence[str]]],
+) -> tuple[list[str], list[tuple[int, Sequence[str]]]]:
+    """A statistics office's export opens with lines of notes (one or two cells: "Series
+    title:  (Seas) Unemployment Rate") over a wider table whose header follows them. Read as
+    rows they hid the header, and every row was quoted unlabelled. The notes' lines, and the
+    rows from the header on; no notes unless a header follows them."""
+    widest = max(sum(map(bool, cells)) for _, cells in filled)
+    k = 0
+    while k < min(len(filled), MAX_PREAMBLE_ROWS) and 2 * sum(map(bool, filled[k][1])) <= widest:
+        k += 1
+    if widest < 3 or k == 0 or k == len(filled) or not looks_like_header(filled[k][1]):
+        return [], filled
+    return [" ".join(c.strip() for c in cells if c.strip()) for _, cells in filled[:k]], filled[k:]
+
+
 def add_table(
     blocks: Blocks,
     where: str,
@@ -400,6 +420,11 @@ def add_table(
     filled = [(n, cells) for n, cells in rows if any(cells)]
     if not filled:
         return
+    notes, filled = _preamble(filled)
+    if notes and words(" ".join(notes)) <= MAX_PREAMBLE_WORDS:
+        above = _lines(above, *notes)  # "Series title: (Seas) Unemployment Rate" heads the rows
+    elif notes:
+        blocks.add("\n".join(notes), within(where, "notes above the table"), number)
     if len(filled) > 2 and sum(map(bool, filled[0][1])) == 1 < max(len(c) for _, c in filled):
         # One filled cell over a wider table is its title ("Parts list"): it heads every block
         # with the heading path, and the header is looked for in the row under it.

@@ -171,6 +171,37 @@ def test_a_csv_is_found_by_its_file_name_and_answered_by_the_row_of_the_asked_ye
     assert lead["text"].startswith("Package: susv3;")
 
 
+def test_an_exports_notes_above_the_header_head_its_rows() -> None:
+    """A statistics office's CSV opens with lines of notes over the header: read as rows,
+    they hid the header and every row was quoted unlabelled."""
+    notes = b"Series Id:   LNS14000000Q\n\nSeries title:   (Seas) Unemployment Rate\n\n\n"
+    rows = b"".join(
+        b"LNS14000000Q,%d,Q0%d,%d.%d\n" % (y, q, q + 3, y % 10)
+        for y in range(1990, 2000)
+        for q in (1, 2, 3, 4)
+    )
+    text, *_ = chunks_of(notes + b"Series id,Year,Period,Value,\n" + rows, "unemp.csv", size=400)
+    assert text.startswith(
+        "unemp\nSeries Id: LNS14000000Q\nSeries title: (Seas) Unemployment Rate\n"
+        "Series id | Year | Period | Value\n\nLNS14000000Q | 1990 | Q01 | 4.0\n"
+    )
+    question = "What was the unemployment rate in period Q03 of 1991?"
+    (lead, *_) = compose(question, table_chunk("rows 6–45", text))
+    assert lead["text"] == "Series id: LNS14000000Q; Year: 1991; Period: Q03; Value: 6.1"
+    # Long notes are a block of their own, cited as such, and do not head every block.
+    long = b"Description:," + b"word " * 60 + b"\n"
+    texts = [
+        c
+        for c in chunk_pages(
+            parse_bytes(long + b"Series id,Year,Period,Value\n" + rows, "u.csv").pages, 200, 40
+        )
+    ]
+    assert texts[0].place == "notes above the table" and texts[0].text.startswith(
+        "Description: word"
+    )
+    assert all(c.text.startswith("u\nSeries id | Year | Period | Value\n\n") for c in texts[1:])
+
+
 def test_a_row_that_does_not_fit_its_header_is_quoted_as_its_line() -> None:
     note = (
         b"# Shell tips\n\n| Command | Effect |\n|---|---|\n"
