@@ -57,10 +57,11 @@ def answers(q: dict[str, Any], w: compose.Window, evidence: list[dict[str, Any]]
     )
 
 
-def load(caches: Path | list[Path], files: list[Path]) -> list[dict[str, Any]]:
-    """Each question of ``files`` with its recorded evidence, windows and their labels."""
+def load(caches: list[Path], files: list[Path]) -> list[dict[str, Any]]:
+    """Each question of ``files`` with its recorded evidence (from any of ``caches``), windows
+    and their labels."""
     drafts = {}
-    for cache in [caches] if isinstance(caches, Path) else caches:
+    for cache in caches:
         for line in cache.read_text().splitlines():
             row = json.loads(line) if line else None
             if row and row.get("judged"):

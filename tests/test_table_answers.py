@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 
 from ingest.chunking import chunk_pages, flat
+from ingest.kinds import file_title
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
 from masis_core.answers.compose import compose, windows
@@ -323,3 +324,13 @@ def test_a_rows_markup_addresses_and_decomposed_words_stay_text(bench: Workbench
     assert "\\<b\\>alle\\</b\\>" in shown and "<b>" not in shown
     assert "](https://evil" not in shown and "`https://evil.example`" in shown
     assert ":orange-background[Kühlmittel" in shown, shown
+
+
+def test_a_files_title_is_its_own_name_as_words() -> None:
+    """An e-mail's attachment is stored as "memo.eml › figures.xlsx": its title is its own
+    name; a "|" in a name would read as a cell bar."""
+    assert file_title("statsmodels__nile.csv") == "statsmodels nile"
+    assert file_title("memo.eml › q3-figures.xlsx") == "q3 figures"
+    assert file_title("Region | Sales.csv") == "Region Sales"
+    (text,) = chunks_of(b"North,10\nSouth,12\n", "Region | Sales.csv")
+    assert text.startswith("Region Sales\n\nNorth | 10")
