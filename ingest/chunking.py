@@ -110,19 +110,24 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
 
 def _rows(page: Page, size: int) -> list[Chunk]:
     """A table block as chunks of whole rows under its head; none (the block is then cut as
-    text) when it has no head or a row does not fit in a chunk with it."""
+    text) when it has no head or a row does not fit in a chunk with it.
+
+    A row of a wide table (a statistics office's 58 columns of years) may stand alone with
+    its head when its words fit, its cell bars not counted: cut as text, it lost its header
+    and "… in 1970?" had no row to answer it."""
     lines = page.text.split("\n")
     head, rows = "\n".join(lines[: page.head]), lines[page.head or 0 :]
 
-    def fits(group: list[str]) -> bool:
+    def fits(group: list[str], bars: bool = True) -> bool:
         text = head + "\n\n" + "\n".join(group)
-        return len(text.split()) <= size and len(text) <= MAX_CHUNK_CHARS
+        words = [w for w in text.split() if bars or w != "|"]
+        return len(words) <= size and len(text) <= MAX_CHUNK_CHARS
 
     groups: list[list[str]] = []
     for row in rows:
         if groups and fits([*groups[-1], row]):
             groups[-1].append(row)
-        elif fits([row]):
+        elif fits([row]) or fits([row], bars=False):
             groups.append([row])
         else:
             return []

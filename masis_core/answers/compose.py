@@ -31,7 +31,7 @@ from masis_core.answers.judgement import (
     new_code,
     phrase_pairs,
 )
-from masis_core.answers.rows import Table, asked_rows, reading, table_of
+from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
@@ -347,7 +347,7 @@ def _row_runs(question: str, tables: list[Table | None]) -> list[list[list[Sente
     """Each table chunk's rows that may be the one asked about (``answers.rows.asked_rows``),
     one run of one row each: a row is read with its header, under its heading path, and
     never joined to the row below it."""
-    asked = content_stems(question)
+    asked = asked_of(question)
     out = []
     for marker, table in enumerate(tables, start=1):
         if table is None:

@@ -91,6 +91,12 @@ def asked_rows(table: Table, question: str) -> list[str]:
     return [row for row in table.rows if asked <= _figures(row)]
 
 
+def asked_of(question: str) -> set[str]:
+    """What a long row keeps its cells for: the question's content stems and its figures (a
+    column named "1970" is asked by "… in 1970?")."""
+    return content_stems(question) | _figures(question)
+
+
 def _pieces(header: list[str], cells: list[str]) -> list[str]:
     pairs = zip(header, cells, strict=False)
     return [f"{name}: {cell}" if name else cell for name, cell in pairs if cell]
@@ -105,15 +111,23 @@ def reading(table: Table, line: str, asked: set[str]) -> str | None:
 def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     """The row as "Header: cell; Header: cell" (empty cells left out), or its line when it
     cannot be read by the header. A labelled row too long to read as one answer keeps its
-    first cell (what the row is about) and the cells that name ``asked`` (content stems of
-    the question), "…" marking the cells left out; an unlabelled one that long is left out."""
+    first cell (what the row is about), the cells whose column names the most of ``asked``
+    (``asked_of``: "March 2021" keeps that month, not every March and every month of 2021)
+    and those whose words are asked, "…" marking the cells left out; an unlabelled one that
+    long is left out."""
     cells = _cells(line)
     if not table.header or len(cells) > len(table.header):
         return line if len(line.split()) <= MAX_ROW_WORDS else None
     said = _pieces(table.header, cells)
     if not said or sum(len(s.split()) for s in said) <= MAX_ROW_WORDS:
         return "; ".join(said) or None
-    kept = [k for k, s in enumerate(said) if k == 0 or asked & content_stems(s)]
+    pairs = [(name, cell) for name, cell in zip(table.header, cells, strict=False) if cell]
+    named = [len(asked & (content_stems(name) | _figures(name))) for name, _ in pairs]
+    kept = [
+        k
+        for k, (_, cell) in enumerate(pairs)
+        if k == 0 or named[k] == max(named) > 0 or asked & content_stems(cell)
+    ]
     out = [
         ("… " if k > before + 1 else "") + said[k]
         for before, k in zip([-1, *kept], kept, strict=False)

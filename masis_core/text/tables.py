@@ -4,6 +4,7 @@ and the offline engine that reads them back (``masis_core.answers.rows``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 CELL = " | "  # between a row's cells, on one line
 
@@ -16,8 +17,21 @@ def _numeric(text: str) -> bool:
     return True
 
 
+def _counted(numbers: list[str]) -> bool:
+    """Column names that count: whole numbers in steps of one size ("1960 | 1961 | 1962",
+    "2023 | 2018 | 2013"). A data row's figures are seldom such a run."""
+    try:
+        values = [int(n.replace(",", "")) for n in numbers]
+    except ValueError:
+        return False
+    steps = {b - a for a, b in pairwise(values)}
+    return len(values) >= 2 and len(steps) == 1 and steps.pop() != 0
+
+
 def looks_like_header(cells: Sequence[str]) -> bool:
-    """A first row of column names: every filled cell is words, not a number, and at least
-    one is filled (a first row of figures is data, and the table has no header)."""
+    """A first row of column names: its filled cells are words, or words then a run of years
+    (a statistics office's wide table: "Country | Code | 1960 | 1961 | …"), never figures
+    alone (a first row of figures is data, and the table has no header)."""
     filled = [c for c in cells if c]
-    return bool(filled) and not any(_numeric(c) for c in filled)
+    numbers = [c for c in filled if _numeric(c)]
+    return len(numbers) < len(filled) and (not numbers or _counted(numbers))
