@@ -201,7 +201,8 @@ def evaluate_workspace(
             rank = next((n for n, c in enumerate(found, start=1) if _hit(c.metadata, row)), None)
             row["ranks"][mode] = rank
             row["kept"][mode] = (
-                rank is not None and kept_by(found[rank - 1], mode, threshold) is not None
+                rank is not None
+                and kept_by(found[rank - 1], mode, threshold, row["question"]) is not None
             )
             done += 1
             if progress and (done % 10 == 0 or done == total):

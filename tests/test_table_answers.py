@@ -4,6 +4,7 @@ the lead, read with its header, cited at its place and highlighted in the source
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import replace
 
 from ingest.chunking import chunk_pages, flat
 from ingest.kinds import file_title
@@ -12,6 +13,8 @@ from ingest.pipeline import Ingestor
 from masis_core.answers.compose import compose, windows
 from masis_core.answers.rows import row_line
 from masis_core.answers.support import sentence_support
+from masis_core.graph.nodes.researcher import kept_by
+from masis_core.retrieval.hybrid import Candidate
 from masis_core.services.runs import RunService
 from masis_core.state import Evidence
 from masis_core.text.markup import highlighted_text
@@ -259,6 +262,19 @@ def test_a_wide_row_keeps_its_first_cell_and_the_cells_asked_for() -> None:
     (part,) = compose("How much rain fell in Oslo in March 2021?", evidence)
     assert part["text"] == ("Station: Oslo; … March 2021: 2.6 mm …")
     assert row_line(part["text"], text) == " | ".join(cells)
+    # Two columns asked keep both, not a column that names less of the question.
+    header = [
+        "Part",
+        "Price (EUR)",
+        "Price (USD)",
+        "Weight (kg)",
+        *(f"Remark {chr(97 + n % 26)}{n // 26}" for n in range(40)),
+    ]
+    cells = ["Bolt M6", "0.40", "0.45", "0.01", *(f"n{n}" for n in range(40))]
+    text = " | ".join(header) + "\n\n" + " | ".join(cells)
+    question = "What are the price in EUR and the weight of the bolt M6?"
+    (part,) = compose(question, table_chunk("Parts, rows 2–2", text))
+    assert part["text"] == "Part: Bolt M6; Price (EUR): 0.40; … Weight (kg): 0.01 …"
 
 
 def test_the_source_view_highlights_the_cited_row(bench: Workbench) -> None:
@@ -348,6 +364,43 @@ def test_a_header_of_names_then_years_is_the_header() -> None:
     question = "What was Iceland's fertility rate in 1970?"
     (lead, *_) = compose(question, table_chunk("rows 2–2", text))
     assert lead["text"] == "Country: Iceland; … 1970: 3.700 …"
-    # Figures that do not count in steps are a first row of data, as before.
-    (text,) = chunks_of(b"Iceland,4.2,4.1\nIreland,3.8,3.7\n", "rates.csv")
-    assert text == "rates\n\nIceland | 4.2 | 4.1\nIreland | 3.8 | 3.7"
+    # Two columns asked: the code named, and the year.
+    (lead, *_) = compose(
+        "What was the fertility rate in 1970 for country code ISL?", table_chunk("rows 2–2", text)
+    )
+    assert lead["text"] == "Country: Iceland; Code: ISL; … 1970: 3.700 …"
+    # Figures that are no years, or fewer than three, are a first row of data, as before (a
+    # review: "Oslo | 12 | 15" had become the header and Oslo's row was lost).
+    for first in (b"Oslo,12,15", b"1,Oslo,12", b"Region,2015,2020", b"Oslo,1200,1350,1400"):
+        (text,) = chunks_of(first + b"\nBergen,20,22\n", "rates.csv")
+        assert text.startswith("rates\n\n" + first.decode().replace(",", " | ") + "\n")
+
+
+def test_a_row_named_by_the_question_is_kept_though_the_rest_describes_the_data() -> None:
+    """ "In the FBI's state-by-state crime statistics, what was the violent crime rate in
+    Texas?": most of its words describe the data set and no row uses them, so the chunk whose
+    row holds "Texas" fell under both bars and was dropped, though ranked first."""
+    states = ["Alabama", "Alaska", "Arizona", "Ohio", "Oregon", "Texas", "Utah", "Vermont"]
+    csv = b"state,violent,murder\n" + b"".join(
+        b"%s,%d.%d,%d.%d\n" % (s.encode(), 200 + 37 * i, i, 2 + i, i) for i, s in enumerate(states)
+    )
+    (text,) = chunks_of(csv, "statecrime.csv")
+    found = Candidate(
+        "w/d/000001", text, {"place": "rows 2–9"}, dense=0.12, coverage=0.2, keyword_rank=0
+    )
+    question = (
+        "In the FBI's state-by-state crime statistics, what was the violent crime rate in Texas?"
+    )
+    assert kept_by(found, "hybrid", 0.27, question) == "keyword"
+    assert kept_by(found, "hybrid", 0.27, question.replace("Texas", "Nevada")) is None
+    assert kept_by(found, "dense", 0.27, question) is None
+    (lead,) = compose(question, table_chunk("rows 2–9", text))
+    assert lead["text"] == "state: Texas; violent: 385.5; murder: 7.5"
+    # Prose is never kept by it, whatever it names.
+    prose = replace(found, metadata={"place": "section 2, paragraphs 1–3"}, text="Texas " * 5)
+    assert kept_by(prose, "hybrid", 0.27, question) is None
+    # A decimal's trailing zeros are the figure asked: "aged 54.4" is the row of 54.400000.
+    text = "heart\nsurvival | age\n\n339.000000 | 54.400000\n15.000000 | 42.300000"
+    question = "What was the survival time of the patient aged 54.4?"
+    (lead,) = compose(question, table_chunk("rows 2–3", text))
+    assert lead["text"] == "survival: 339.000000; age: 54.400000"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from masis_core.state import Evidence
 from masis_core.text.sentences import content_stems, defang
 from masis_core.text.tables import CELL, looks_like_header
+from masis_core.text.words import WORD
 
 # A cell bar: an empty cell leaves "a | | b" once the chunk's spaces are folded.
 _BAR = re.compile(r"(?<!\S)\|(?!\S)")
@@ -72,12 +73,37 @@ def table_of(ev: Evidence) -> Table | None:
 
 
 def _figures(text: str) -> set[str]:
-    """The figures of ``text``, and a version's leading parts ("3.11.4": "3", "3.11")."""
+    """The figures of ``text``, and a version's leading parts ("3.11.4": "3", "3.11"); a
+    decimal's trailing zeros dropped ("54.400000" is the "54.4" asked)."""
     out: set[str] = set()
     for n in _FIGURE.findall(text.replace(",", "")):
         parts = n.split(".")
         out.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+        if len(parts) == 2 and parts[1].endswith("0"):
+            out.add(f"{parts[0]}.{parts[1].rstrip('0')}".rstrip("."))
     return out
+
+
+def _names(question: str) -> set[str]:
+    """Content stems of the question's capitalised words after its first ("Texas",
+    "Stirling", "Rules"): what names a row, beside a figure."""
+    said = re.findall(WORD, question)[1:]
+    return content_stems(" ".join(w for w in said if w[:1].isupper()))
+
+
+def keyed(ev: Evidence, question: str) -> bool:
+    """A table chunk one of whose rows holds what the question names it by: every figure the
+    question gives outside the table's head, and at least one such figure or name. Kept as
+    evidence like a keyword hit: "What is the violent crime rate in Texas?" of a file whose
+    rows hold "Texas" ranked first but was dropped, its words too few of the question's
+    (the dataset's description) to pass the keyword bar."""
+    table = table_of(ev)
+    if table is None:
+        return False
+    head = " ".join([table.heading, *table.header])
+    figures = _figures(question) - _figures(head)
+    names = _names(question) - content_stems(head)
+    return any(figures or names & content_stems(row) for row in asked_rows(table, question))
 
 
 def asked_rows(table: Table, question: str) -> list[str]:
@@ -111,10 +137,11 @@ def reading(table: Table, line: str, asked: set[str]) -> str | None:
 def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     """The row as "Header: cell; Header: cell" (empty cells left out), or its line when it
     cannot be read by the header. A labelled row too long to read as one answer keeps its
-    first cell (what the row is about), the cells whose column names the most of ``asked``
-    (``asked_of``: "March 2021" keeps that month, not every March and every month of 2021)
-    and those whose words are asked, "…" marking the cells left out; an unlabelled one that
-    long is left out."""
+    first cell (what the row is about), the cells whose column names what is asked
+    (``asked_of``) unless another column names more of it ("March 2021" keeps that month, not
+    every March and every month of 2021; "price in EUR and weight" keeps both columns, not
+    the price in USD), and those whose words are asked, "…" marking the cells left out; an
+    unlabelled one that long is left out."""
     cells = _cells(line)
     if not table.header or len(cells) > len(table.header):
         return line if len(line.split()) <= MAX_ROW_WORDS else None
@@ -122,11 +149,13 @@ def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     if not said or sum(len(s.split()) for s in said) <= MAX_ROW_WORDS:
         return "; ".join(said) or None
     pairs = [(name, cell) for name, cell in zip(table.header, cells, strict=False) if cell]
-    named = [len(asked & (content_stems(name) | _figures(name))) for name, _ in pairs]
+    named = [asked & (content_stems(name) | _figures(name)) for name, _ in pairs]
     kept = [
         k
         for k, (_, cell) in enumerate(pairs)
-        if k == 0 or named[k] == max(named) > 0 or asked & content_stems(cell)
+        if k == 0
+        or (named[k] and not any(named[k] < other for other in named))
+        or asked & content_stems(cell)
     ]
     out = [
         ("… " if k > before + 1 else "") + said[k]

@@ -17,15 +17,20 @@ def _numeric(text: str) -> bool:
     return True
 
 
-def _counted(numbers: list[str]) -> bool:
-    """Column names that count: whole numbers in steps of one size ("1960 | 1961 | 1962",
-    "2023 | 2018 | 2013"). A data row's figures are seldom such a run."""
+# Years a header's columns may be named by.
+_YEARS = range(1800, 2101)
+
+
+def _years(numbers: list[str]) -> bool:
+    """Column names that are years: three or more, all whole, in order either way, gaps
+    allowed ("1960 | 1961 | 1962", "2023 | 2018 | 2010"). A review found that any two whole
+    numbers in order ("Oslo | 12 | 15") took a header-less table's first row for its header."""
     try:
-        values = [int(n.replace(",", "")) for n in numbers]
+        values = [int(n) for n in numbers]
     except ValueError:
         return False
-    steps = {b - a for a, b in pairwise(values)}
-    return len(values) >= 2 and len(steps) == 1 and steps.pop() != 0
+    steps = {b > a for a, b in pairwise(values)}
+    return len(values) >= 3 and all(v in _YEARS for v in values) and len(steps) == 1
 
 
 def looks_like_header(cells: Sequence[str]) -> bool:
@@ -34,4 +39,4 @@ def looks_like_header(cells: Sequence[str]) -> bool:
     alone (a first row of figures is data, and the table has no header)."""
     filled = [c for c in cells if c]
     numbers = [c for c in filled if _numeric(c)]
-    return len(numbers) < len(filled) and (not numbers or _counted(numbers))
+    return len(numbers) < len(filled) and (not numbers or _years(numbers))

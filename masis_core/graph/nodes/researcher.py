@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from masis_core.answers.followup import standalone
+from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
 from masis_core.modes import Mode
@@ -42,7 +43,7 @@ def clamp_limit(limit: int) -> int:
     return max(1, min(RETRY_LIMIT, int(limit)))
 
 
-def kept_by(c: Candidate, mode: Mode, threshold: float) -> KeptBy | None:
+def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> KeptBy | None:
     """Why a candidate is evidence: 'dense', 'keyword', 'both', or None (filtered out).
 
     A similarity threshold is a statement about *meaning*; it cannot judge a chunk
@@ -56,11 +57,20 @@ def kept_by(c: Candidate, mode: Mode, threshold: float) -> KeptBy | None:
       the query's length) and weighs rare terms most, so one matching error code counts for
       more than several common words; a chunk matching only common words stays out.
 
+    A table chunk one of whose rows holds the figure or name the question gives
+    (``answers.rows.keyed``: "… in Texas?", "the patient aged 54.4") counts as a keyword hit
+    whatever its coverage: the rest of such a question describes the data set in words its
+    rows never use, and the row ranked first was dropped.
+
     A candidate failing both is dropped and counted in ``filtered_out``. ``dense`` mode
     applies only the first rule (similarity alone), ``bm25`` only the second.
     """
     dense_ok = mode != "bm25" and c.dense >= threshold
     keyword_ok = mode != "dense" and c.keyword_rank is not None and c.coverage >= KEYWORD_COVERAGE
+    if not keyword_ok and mode != "dense" and question and c.keyword_rank is not None:
+        keyword_ok = keyed(
+            Evidence(text=c.text, place=str(c.metadata.get("place") or "")), question
+        )
     if dense_ok and keyword_ok:
         return "both"
     return "dense" if dense_ok else "keyword" if keyword_ok else None
@@ -140,7 +150,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     )
     with timed() as t:
         ranked = _retrieve(ctx, state, queries, limit, mode)
-        judged = [(c, kept_by(c, mode, threshold)) for c in ranked]
+        judged = [(c, kept_by(c, mode, threshold, state["question"])) for c in ranked]
         passing = [(c, why) for c, why in judged if why]
         filtered_out = len(ranked) - len(passing)
         scored = [(c, why, quality_score(c.text, state["question"])) for c, why in passing]
