@@ -369,9 +369,12 @@ def test_a_header_of_names_then_years_is_the_header() -> None:
         "What was the fertility rate in 1970 for country code ISL?", table_chunk("rows 2–2", text)
     )
     assert lead["text"] == "Country: Iceland; Code: ISL; … 1970: 3.700 …"
-    # Figures that are no years, or fewer than three, are a first row of data, as before (a
-    # review: "Oslo | 12 | 15" had become the header and Oslo's row was lost).
-    for first in (b"Oslo,12,15", b"1,Oslo,12", b"Region,2015,2020", b"Oslo,1200,1350,1400"):
+    # Two years in order head a table too; figures that are no years are a first row of data,
+    # as before (a review: "Oslo | 12 | 15" had become the header and Oslo's row was lost).
+    (text,) = chunks_of(b"Country,2019,2020\nNorway,5.35,5.38\nSweden,10.2,10.3\n", "pop.csv")
+    (lead,) = compose("What was the population of Norway in 2020?", table_chunk("rows 2–3", text))
+    assert lead["text"] == "Country: Norway; 2019: 5.35; 2020: 5.38"
+    for first in (b"Oslo,12,15", b"1,Oslo,12", b"Oslo,1200,1350,1400"):
         (text,) = chunks_of(first + b"\nBergen,20,22\n", "rates.csv")
         assert text.startswith("rates\n\n" + first.decode().replace(",", " | ") + "\n")
 
@@ -399,7 +402,12 @@ def test_a_row_named_by_the_question_is_kept_though_the_rest_describes_the_data(
     # Prose is never kept by it, whatever it names.
     prose = replace(found, metadata={"place": "section 2, paragraphs 1–3"}, text="Texas " * 5)
     assert kept_by(prose, "hybrid", 0.27, question) is None
-    # A decimal's trailing zeros are the figure asked: "aged 54.4" is the row of 54.400000.
+    # A possessive names the row as well.
+    assert kept_by(found, "hybrid", 0.27, "What was Texas's violent crime rate?") == "keyword"
+    # A version's "3.10" is no "3.1": no row holds it, and the run pauses rather than guess.
+    text = "releases\nversion | released\n\n3.9 | 2020-10-05\n3.10 | 2021-10-04"
+    assert compose("When was version 3.1 released?", table_chunk("rows 2–3", text)) == []
+    # A fixed format's padding is no part of the figure: "aged 54.4" is the row of 54.400000.
     text = "heart\nsurvival | age\n\n339.000000 | 54.400000\n15.000000 | 42.300000"
     question = "What was the survival time of the patient aged 54.4?"
     (lead,) = compose(question, table_chunk("rows 2–3", text))

@@ -30,6 +30,8 @@ _ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
 # A figure as a table or a question writes it, inside a word too ("susv3", "COVID-19"), without
 # its sign or unit: "-5" and "50%" are asked of the rows "-5" and "50%".
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+# Decimals this long are a fixed format's ("%.6f"), their trailing zeros padding.
+_PADDED = 4
 # A row of more words is cut to its first cell and the cells the question names.
 MAX_ROW_WORDS = 90
 
@@ -74,12 +76,13 @@ def table_of(ev: Evidence) -> Table | None:
 
 def _figures(text: str) -> set[str]:
     """The figures of ``text``, and a version's leading parts ("3.11.4": "3", "3.11"); a
-    decimal's trailing zeros dropped ("54.400000" is the "54.4" asked)."""
+    fixed-format decimal's padding dropped ("54.400000" is the "54.4" asked; "3.10" stays
+    itself, a version is no "3.1")."""
     out: set[str] = set()
     for n in _FIGURE.findall(text.replace(",", "")):
         parts = n.split(".")
         out.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
-        if len(parts) == 2 and parts[1].endswith("0"):
+        if len(parts) == 2 and len(parts[1]) >= _PADDED and parts[1].endswith("00"):
             out.add(f"{parts[0]}.{parts[1].rstrip('0')}".rstrip("."))
     return out
 
@@ -88,7 +91,8 @@ def _names(question: str) -> set[str]:
     """Content stems of the question's capitalised words after its first ("Texas",
     "Stirling", "Rules"): what names a row, beside a figure."""
     said = re.findall(WORD, question)[1:]
-    return content_stems(" ".join(w for w in said if w[:1].isupper()))
+    named = (re.sub(r"['’]s$", "", w) for w in said if w[:1].isupper())
+    return content_stems(" ".join(named))
 
 
 def keyed(ev: Evidence, question: str) -> bool:

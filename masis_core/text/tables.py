@@ -22,15 +22,15 @@ _YEARS = range(1800, 2101)
 
 
 def _years(numbers: list[str]) -> bool:
-    """Column names that are years: three or more, all whole, in order either way, gaps
-    allowed ("1960 | 1961 | 1962", "2023 | 2018 | 2010"). A review found that any two whole
-    numbers in order ("Oslo | 12 | 15") took a header-less table's first row for its header."""
+    """Column names that are years: two or more, all whole, in order either way, gaps
+    allowed ("2019 | 2020", "2023 | 2018 | 2010"). A review found that any two whole numbers
+    in order ("Oslo | 12 | 15") took a header-less table's first row for its header."""
     try:
         values = [int(n) for n in numbers]
     except ValueError:
         return False
     steps = {b > a for a, b in pairwise(values)}
-    return len(values) >= 3 and all(v in _YEARS for v in values) and len(steps) == 1
+    return len(values) >= 2 and all(v in _YEARS for v in values) and len(steps) == 1
 
 
 def looks_like_header(cells: Sequence[str]) -> bool:
