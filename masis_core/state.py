@@ -15,7 +15,7 @@ from masis_core.modes import Mode
 
 HitlKind = Literal["no_evidence", "conflict", "low_confidence"]
 RunStatus = Literal["running", "completed", "needs_human", "failed", "cancelled"]
-KeptBy = Literal["dense", "keyword", "both"]  # why retrieval kept a passage
+KeptBy = Literal["dense", "keyword", "both", "row"]  # why retrieval kept a passage
 EngineName = Literal["ollama", "offline"]
 # What the supervisor (or a review) decided; the graph's routing functions read it.
 Decision = Literal["plan", "retry", "human_review", "judge", "finalize", "end"]

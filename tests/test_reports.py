@@ -28,6 +28,7 @@ TRACE = [
         "low_quality_dropped": 1,
         "threshold_used": 0.27,
         "scores_kept": [0.61, 0.5],
+        "scores_kept_row": [0.12],
         "scores_filtered": [0.2, 0.1, 0.05],
         "scores_low_quality": [0.4],
         "duration_ms": 30,
@@ -125,11 +126,12 @@ def test_scores_per_pass_with_outcome_and_threshold() -> None:
     assert sorted(first["outcome"].value_counts().items()) == [
         ("below threshold", 3),
         ("kept", 2),
+        ("kept for the table row it names", 1),
         ("low content quality", 1),
     ]
     assert set(first["threshold"]) == {0.27}
     assert set(rows[rows["pass"] == 2]["threshold"]) == {0.22}
-    assert len(rows) == 10
+    assert len(rows) == 11
 
 
 def test_pass_summary_latency_and_retries() -> None:
@@ -150,7 +152,7 @@ def test_pass_summary_latency_and_retries() -> None:
 def test_workspace_scores_and_history_table() -> None:
     runs = [record(), record(run_id="r2", trace=[]), record(run_id="r3")]
     scores = workspace_scores(runs)
-    assert len(scores) == 20 and set(scores["run_id"]) == {"r1", "r3"}
+    assert len(scores) == 22 and set(scores["run_id"]) == {"r1", "r3"}
     assert workspace_scores([record(trace=[])]).empty
     table = run_table(runs)
     assert list(table["run_id"]) == ["r1", "r2", "r3"]

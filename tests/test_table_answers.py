@@ -20,6 +20,7 @@ from masis_core.state import Evidence
 from masis_core.text.markup import highlighted_text
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app
+from ui.views import kept_because
 
 NOTE = b"""# Pumps
 
@@ -394,16 +395,18 @@ def test_a_row_named_by_the_question_is_kept_though_the_rest_describes_the_data(
     question = (
         "In the FBI's state-by-state crime statistics, what was the violent crime rate in Texas?"
     )
-    assert kept_by(found, "hybrid", 0.27, question) == "keyword"
+    assert kept_by(found, "hybrid", 0.27, question) == "row"
     assert kept_by(found, "hybrid", 0.27, question.replace("Texas", "Nevada")) is None
     assert kept_by(found, "dense", 0.27, question) is None
+    shown = kept_because({"kept_by": "row", "score": 0.12, "keyword_rank": 1, "coverage": 0.2})
+    assert shown.startswith("kept for the table row the question names (keyword rank 1, 20%")
     (lead,) = compose(question, table_chunk("rows 2–9", text))
     assert lead["text"] == "state: Texas; violent: 385.5; murder: 7.5"
     # Prose is never kept by it, whatever it names.
     prose = replace(found, metadata={"place": "section 2, paragraphs 1–3"}, text="Texas " * 5)
     assert kept_by(prose, "hybrid", 0.27, question) is None
     # A possessive names the row as well.
-    assert kept_by(found, "hybrid", 0.27, "What was Texas's violent crime rate?") == "keyword"
+    assert kept_by(found, "hybrid", 0.27, "What was Texas's violent crime rate?") == "row"
     # A version's "3.10" is no "3.1": no row holds it, and the run pauses rather than guess.
     text = "releases\nversion | released\n\n3.9 | 2020-10-05\n3.10 | 2021-10-04"
     assert compose("When was version 3.1 released?", table_chunk("rows 2–3", text)) == []

@@ -6,13 +6,15 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-# One meaning per colour on every Inspector chart: these four are what happened to a
-# candidate passage (green kept, blue kept by keyword, red below threshold, amber low quality),
+# One meaning per colour on every Inspector chart: these five are what happened to a
+# candidate passage (green kept, blue kept by keyword, light blue kept for the table row the
+# question names, red below threshold, amber low quality),
 # and no other chart uses them for anything else. The per-pass counts used Plotly's default
 # sequence, where green meant "low quality" beside a histogram where it meant "kept".
 OUTCOME_COLORS = {
     "kept": "#2e7d32",
     "kept by keyword match": "#1565c0",
+    "kept for the table row it names": "#64b5f6",
     "below threshold": "#c62828",
     "low content quality": "#f9a825",
 }

@@ -162,6 +162,7 @@ def kept_because(c: dict[str, Any]) -> str:
         "dense": f"kept for meaning ({dense})",
         "keyword": f"kept for exact terms ({keyword}; {dense})",
         "both": f"kept for meaning and exact terms ({dense}; {keyword})",
+        "row": f"kept for the table row the question names ({keyword}; {dense})",
     }.get(c.get("kept_by") or "", dense)
     if c.get("soft"):
         why += f"; word match {float(c['soft']):.2f}"

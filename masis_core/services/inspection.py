@@ -21,6 +21,7 @@ from masis_core.workspaces.calibration import reliability
 OUTCOMES = {
     "scores_kept": "kept",
     "scores_kept_keyword": "kept by keyword match",
+    "scores_kept_row": "kept for the table row it names",
     "scores_filtered": "below threshold",
     "scores_low_quality": "low content quality",
 }

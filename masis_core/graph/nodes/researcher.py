@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from statistics import mean
-from typing import Any
+from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 
@@ -44,7 +44,7 @@ def clamp_limit(limit: int) -> int:
 
 
 def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> KeptBy | None:
-    """Why a candidate is evidence: 'dense', 'keyword', 'both', or None (filtered out).
+    """Why a candidate is evidence: 'dense', 'keyword', 'both', 'row', or None (filtered out).
 
     A similarity threshold is a statement about *meaning*; it cannot judge a chunk
     found because it holds the exact code, name or date the question asks about — dense
@@ -57,23 +57,23 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
       the query's length) and weighs rare terms most, so one matching error code counts for
       more than several common words; a chunk matching only common words stays out.
 
-    A table chunk one of whose rows holds the figure or name the question gives
-    (``answers.rows.keyed``: "… in Texas?", "the patient aged 54.4") counts as a keyword hit
-    whatever its coverage: the rest of such a question describes the data set in words its
-    rows never use, and the row ranked first was dropped.
+    - row: failing both, a table chunk in a BM25 list one of whose rows holds the figure or
+      name the question gives (``answers.rows.keyed``: "… in Texas?", "the patient aged
+      54.4"): the rest of such a question describes the data set in words its rows never
+      use, and the row ranked first was dropped.
 
-    A candidate failing both is dropped and counted in ``filtered_out``. ``dense`` mode
+    A candidate failing all three is dropped and counted in ``filtered_out``. ``dense`` mode
     applies only the first rule (similarity alone), ``bm25`` only the second.
     """
     dense_ok = mode != "bm25" and c.dense >= threshold
     keyword_ok = mode != "dense" and c.keyword_rank is not None and c.coverage >= KEYWORD_COVERAGE
-    if not keyword_ok and mode != "dense" and question and c.keyword_rank is not None:
-        keyword_ok = keyed(
-            Evidence(text=c.text, place=str(c.metadata.get("place") or "")), question
-        )
     if dense_ok and keyword_ok:
         return "both"
-    return "dense" if dense_ok else "keyword" if keyword_ok else None
+    if dense_ok or keyword_ok:
+        return "dense" if dense_ok else "keyword"
+    listed = mode != "dense" and c.keyword_rank is not None
+    place = str(c.metadata.get("place") or "")
+    return "row" if listed and keyed(Evidence(text=c.text, place=place), question) else None
 
 
 def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
@@ -172,10 +172,11 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "avg_score": round(mean(e["score"] for e in evidence), 3) if evidence else 0.0,
         "threshold_used": threshold,
         "keyword_coverage_threshold": KEYWORD_COVERAGE if mode != "dense" else None,
-        "kept_by": {r: reasons.count(r) for r in ("dense", "keyword", "both") if r in reasons},
+        "kept_by": {r: reasons.count(r) for r in get_args(KeptBy) if r in reasons},
         "augmented_query_used": bool(plan.get("augmented")),
-        "scores_kept": [round(c.dense, 4) for c, why, _ in chosen if why != "keyword"],
+        "scores_kept": [round(c.dense, 4) for c, why, _ in chosen if why in ("dense", "both")],
         "scores_kept_keyword": [round(c.dense, 4) for c, why, _ in chosen if why == "keyword"],
+        "scores_kept_row": [round(c.dense, 4) for c, why, _ in chosen if why == "row"],
         "scores_filtered": [round(c.dense, 4) for c, why in judged if why is None],
         "scores_low_quality": []
         if quality_fallback
