@@ -31,11 +31,49 @@ def decode(data: bytes) -> str:
         return data.decode(encoding, errors="replace")
 
 
+class Spaced(csv.excel):
+    """Fields apart by spaces, as R's ``write.table`` writes them ("Aberdeen_City" 1142 136)."""
+
+    delimiter = " "
+    skipinitialspace = True
+
+
+class SpacedSingle(Spaced):
+    """The same, strings in single quotes ('OBS' 'GPA')."""
+
+    quotechar = "'"
+
+
+# Lines read to tell a table whose fields are apart by spaces from one column of words.
+SPACED_LINES = 50
+
+
+def _spaced(sample: str) -> type[Spaced] | None:
+    """Fields apart by spaces when every line read splits into the same number of them (two
+    or more), but the first, which may have one fewer (a header over row names)."""
+    lines = [line for line in sample.splitlines()[:SPACED_LINES] if line.strip()][:-1]
+    spaced = SpacedSingle if sample.count("'") > sample.count('"') else Spaced
+    widths = [len(cells) for cells in csv.reader(lines, spaced)]
+    same = len(widths) > 2 and widths[1] >= 2 and set(widths[1:]) == {widths[1]}
+    return spaced if same and widths[0] in (widths[1], widths[1] - 1) else None
+
+
 def dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
     try:
         return csv.Sniffer().sniff(sample, delimiters=DELIMITERS)
-    except csv.Error:  # one column, or too little to tell: the usual comma
-        return csv.excel_tab if sample.count("\t") > sample.count(",") else csv.excel
+    except csv.Error:  # one column, spaces, or too little to tell: the usual comma
+        if sample.count("\t") > sample.count(","):
+            return csv.excel_tab
+        return _spaced(sample) or csv.excel
+
+
+def _row_names(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+    """A header one cell shorter than every row is over row names (R's ``write.table``): an
+    empty first cell keeps its names over their own columns."""
+    if len(rows) > 1 and {len(cells) for _, cells in rows[1:]} == {len(rows[0][1]) + 1}:
+        n, first = rows[0]
+        return [(n, ["", *first]), *rows[1:]]
+    return rows
 
 
 def parse(data: bytes, title: str = "") -> ParsedDocument:
@@ -48,5 +86,5 @@ def parse(data: bytes, title: str = "") -> ParsedDocument:
         rows = [(reader.line_num, [cell_text(c) for c in cells]) for cells in reader]
     except csv.Error as exc:
         raise DocumentError(f"corrupt: the CSV file could not be read ({exc})") from exc
-    add_table(blocks, "", rows, above=title)
+    add_table(blocks, "", _row_names(rows), above=title)
     return blocks.document()

@@ -16,11 +16,13 @@ from ingest.chunking import chunk_pages
 from ingest.isolate import PendingParse
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
+from masis_core.answers.compose import compose
 from masis_core.errors import DocumentError
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.fake_ollama import FakeOllama
 from tests.office import cited_places, ingest_all_cleanly, office_corpus, rezip, zip_bomb
+from tests.test_table_answers import chunks_of, table_chunk
 
 
 def revenue_xlsx() -> bytes:
@@ -73,6 +75,33 @@ def test_a_csv_in_a_windows_code_page_with_semicolons_is_decoded_and_sniffed() -
     parsed = parse_bytes(text.encode("cp1252"), "ventes.csv")
     assert parsed.pages[0].text.startswith("ventes\nRégion | Chiffre d'affaires\nCôte 0 | 0")
     assert parsed.pages[0].place.startswith("rows 2–")
+
+
+def test_a_table_apart_by_spaces_is_a_table_with_its_row_names() -> None:
+    """R's ``write.table``: fields apart by spaces, strings quoted, a header one cell short
+    over the rows' names. Read as one column, its rows were never quoted as rows."""
+    text = '"CouncilTax" "Density"\n' + "".join(
+        f'"{area}" {700 + n} {n * 3}\n'
+        for n, area in enumerate(["Aberdeen_City", "Angus", "Stirling"])
+    )
+    parsed = parse_bytes(text.encode(), "scotvote.csv")
+    assert parsed.pages[0].text.startswith(
+        "scotvote\n| CouncilTax | Density\nAberdeen_City | 700 | 0\nAngus | 701 | 3\n"
+    )
+    (lead,) = compose(
+        "What was the council tax in Stirling?",
+        table_chunk("rows 2–4", chunks_of(text.encode(), "scotvote.csv")[0]),
+    )
+    assert lead["text"] == "Stirling; CouncilTax: 702; Density: 6"
+    # One column of words with spaces stays one column.
+    names = "Name\n" + "".join(
+        f"{first} {'van der ' * (n % 2)}Berg\n" for n, first in enumerate("ABCDE")
+    )
+    assert (
+        parse_bytes(names.encode(), "people.csv")
+        .pages[0]
+        .text.startswith("people\nName\nA Berg\nB van der Berg\n")
+    )
 
 
 def test_a_macro_enabled_deck_is_read_without_its_macros(bench: Workbench) -> None:
