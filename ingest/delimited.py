@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from itertools import pairwise
 
 from charset_normalizer import from_bytes
 
@@ -44,18 +46,43 @@ class SpacedSingle(Spaced):
     quotechar = "'"
 
 
+# A first line of quoted names only, for each quote character.
+_QUOTED = (
+    (Spaced, r'\s*(?:"[^"\n]*"\s*)+'),
+    (SpacedSingle, r"\s*(?:'[^'\n]*'\s*)+"),
+)
 # Lines read to tell a table whose fields are apart by spaces from one column of words.
 SPACED_LINES = 50
+# Values a numeric table apart by spaces may hold besides numbers (R's missing value).
+MISSING = frozenset({"NA", "NaN", "."})
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return cell in MISSING
+    return True
 
 
 def _spaced(sample: str) -> type[Spaced] | None:
-    """Fields apart by spaces when every line read splits into the same number of them (two
-    or more), but the first, which may have one fewer (a header over row names)."""
+    """Fields apart by spaces, when the lines read split into the same number of them, the
+    first perhaps one fewer (a header over row names), and the file says it is a table: its
+    first line all quoted names (R's ``write.table``), or three or more columns of numbers
+    under it. A review found that a bare count of words split one column of names ("Ann
+    Lee") or of numbers written "1 000" in two."""
     lines = [line for line in sample.splitlines()[:SPACED_LINES] if line.strip()][:-1]
-    spaced = SpacedSingle if sample.count("'") > sample.count('"') else Spaced
-    widths = [len(cells) for cells in csv.reader(lines, spaced)]
-    same = len(widths) > 2 and widths[1] >= 2 and set(widths[1:]) == {widths[1]}
-    return spaced if same and widths[0] in (widths[1], widths[1] - 1) else None
+    if len(lines) < 3:
+        return None
+    spaced = next((d for d, names in _QUOTED if re.fullmatch(names, lines[0])), None)
+    rows = list(csv.reader(lines, spaced or Spaced))
+    width = len(rows[1])
+    if width < 2 or {len(r) for r in rows[1:]} != {width} or len(rows[0]) not in (width, width - 1):
+        return None
+    if spaced is not None:
+        return spaced
+    numbers = width >= 3 and all(_number(cell) for row in rows[1:] for cell in row)
+    return Spaced if numbers else None
 
 
 def dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
@@ -69,22 +96,43 @@ def dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
 
 def _row_names(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
     """A header one cell shorter than every row is over row names (R's ``write.table``): an
-    empty first cell keeps its names over their own columns."""
-    if len(rows) > 1 and {len(cells) for _, cells in rows[1:]} == {len(rows[0][1]) + 1}:
-        n, first = rows[0]
-        return [(n, ["", *first]), *rows[1:]]
+    empty first cell keeps its names over their own columns. Blank lines aside."""
+    filled = [(n, cells) for n, cells in rows if any(cells)]
+    if len(filled) > 1 and {len(cells) for _, cells in filled[1:]} == {len(filled[0][1]) + 1}:
+        n, first = filled[0]
+        return [(n, ["", *first]), *filled[1:]]
     return rows
+
+
+def _read(text: str, how: type[csv.Dialect] | csv.Dialect) -> list[tuple[int, list[str]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), how)
+    return [(reader.line_num, [cell_text(c) for c in cells]) for cells in reader]
+
+
+def rows_of(text: str) -> list[tuple[int, list[str]]]:
+    """The file's numbered rows. Read apart by spaces, rows that then differ in width or span
+    lines (a stray quote past the lines sniffed joins rows, found by a review) send the file
+    back to one column, as before spaces were tried."""
+    how = dialect(text[:SNIFF_BYTES])
+    csv.field_size_limit(1024 * 1024)
+    if isinstance(how, type) and issubclass(how, Spaced):
+        try:
+            rows = _read(text, how)
+        except csv.Error:
+            rows = []
+        widths = {len(cells) for _, cells in rows[1:] if any(cells)}
+        one_line = all(b - a == 1 for (a, _), (b, _) in pairwise(rows))
+        if rows and len(widths) == 1 and one_line:
+            return _row_names(rows)
+        how = csv.excel
+    try:
+        return _read(text, how)
+    except csv.Error as exc:
+        raise DocumentError(f"corrupt: the CSV file could not be read ({exc})") from exc
 
 
 def parse(data: bytes, title: str = "") -> ParsedDocument:
     """``title``: the file's name as words, heading the table (``kinds.file_title``)."""
-    text = decode(data)
-    reader = csv.reader(io.StringIO(text, newline=""), dialect(text[:SNIFF_BYTES]))
-    csv.field_size_limit(1024 * 1024)
     blocks = Blocks()
-    try:
-        rows = [(reader.line_num, [cell_text(c) for c in cells]) for cells in reader]
-    except csv.Error as exc:
-        raise DocumentError(f"corrupt: the CSV file could not be read ({exc})") from exc
-    add_table(blocks, "", _row_names(rows), above=title)
+    add_table(blocks, "", rows_of(decode(data)), above=title)
     return blocks.document()

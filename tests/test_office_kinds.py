@@ -93,15 +93,41 @@ def test_a_table_apart_by_spaces_is_a_table_with_its_row_names() -> None:
         table_chunk("rows 2–4", chunks_of(text.encode(), "scotvote.csv")[0]),
     )
     assert lead["text"] == "Stirling; CouncilTax: 702; Density: 6"
-    # One column of words with spaces stays one column.
-    names = "Name\n" + "".join(
-        f"{first} {'van der ' * (n % 2)}Berg\n" for n, first in enumerate("ABCDE")
-    )
+    # A blank last line keeps the names over their columns.
+    parsed = parse_bytes(text.encode() + b"\n", "scotvote.csv")
+    assert parsed.pages[0].text.startswith("scotvote\n| CouncilTax | Density\n")
+    # Columns of numbers under a plain header are a table too (R's numeric tables).
+    numbers = "popul TVnews age\n" + "".join(f"{n * 10} {n % 7} {20 + n}\n" for n in range(9))
     assert (
-        parse_bytes(names.encode(), "people.csv")
+        parse_bytes(numbers.encode(), "anes.csv")
         .pages[0]
-        .text.startswith("people\nName\nA Berg\nB van der Berg\n")
+        .text.startswith("anes\npopul | TVnews | age\n0 | 0 | 20\n")
     )
+
+
+def test_one_column_of_words_or_spaced_numbers_stays_one_column() -> None:
+    """A review of the spaces reading: a bare count of words split these in two, and a stray
+    quote past the lines sniffed joined rows."""
+    for column in (
+        "name\nAnn Lee\nBob Ray\nCy Dee\nDan Fox\n",
+        "name\nPat O'Brien\nAnn O'Neil\nCy O'Hara\nDan O'Dea\n",
+        "amount\n1 000\n2 500\n3 750\n12 000\n",
+    ):
+        lines = column.splitlines()
+        assert (
+            parse_bytes(column.encode(), "people.csv")
+            .pages[0]
+            .text.startswith("people\n" + "\n".join(lines[:3]))
+        )
+    # A comma file's rows ending in a delimiter keep their header where it was.
+    assert (
+        parse_bytes(b"a,b\n1,2,\n3,4,\n5,6,\n", "t.csv").pages[0].text.startswith("t\na | b\n1 | 2")
+    )
+    # A stray quote after the lines sniffed: the file is read as lines again, none lost.
+    head = '"first" "last"\n' + "".join(f'"F{n}" "L{n}"\n' for n in range(60))
+    text = head + 'Tom "Tiny\nAnn Lee\nBob Ray\n'
+    lines = [x for p in parse_bytes(text.encode(), "names.csv").pages for x in p.text.splitlines()]
+    assert "Bob Ray" in lines and 'Tom "Tiny' in lines
 
 
 def test_a_macro_enabled_deck_is_read_without_its_macros(bench: Workbench) -> None:
