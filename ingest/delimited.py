@@ -17,6 +17,7 @@ from charset_normalizer import from_bytes
 from ingest.kinds import Blocks, add_table, cell_text
 from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
+from masis_core.text.tables import numeric
 
 SNIFF_BYTES = 64 * 1024
 DELIMITERS = ",;\t|"
@@ -57,14 +58,6 @@ SPACED_LINES = 50
 MISSING = frozenset({"NA", "NaN", "."})
 
 
-def _number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return cell in MISSING
-    return True
-
-
 def _spaced(sample: str) -> type[Spaced] | None:
     """Fields apart by spaces, when the lines read split into the same number of them, the
     first perhaps one fewer (a header over row names), and the file says it is a table: its
@@ -81,7 +74,7 @@ def _spaced(sample: str) -> type[Spaced] | None:
         return None
     if spaced is not None:
         return spaced
-    numbers = width >= 3 and all(_number(cell) for row in rows[1:] for cell in row)
+    numbers = width >= 3 and all(numeric(c) or c in MISSING for row in rows[1:] for c in row)
     return Spaced if numbers else None
 
 

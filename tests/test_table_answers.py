@@ -11,7 +11,7 @@ from ingest.kinds import file_title
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
 from masis_core.answers.compose import compose, windows
-from masis_core.answers.rows import row_line
+from masis_core.answers.rows import keyed, row_line
 from masis_core.answers.support import sentence_support
 from masis_core.graph.nodes.researcher import kept_by
 from masis_core.retrieval.hybrid import Candidate
@@ -405,6 +405,10 @@ def test_a_row_named_by_the_question_is_kept_though_the_rest_describes_the_data(
     # Prose is never kept by it, whatever it names.
     prose = replace(found, metadata={"place": "section 2, paragraphs 1–3"}, text="Texas " * 5)
     assert kept_by(prose, "hybrid", 0.27, question) is None
+    # A name pasted with a combining accent names its row as well.
+    zurich = "crime\nstate | violent\n\nZürich | 300\nBern | 200"
+    decomposed = "What is the violent crime rate in Zu\u0308rich?"
+    assert keyed(table_chunk("rows 2–3", zurich)[0], decomposed)
     # A possessive names the row as well.
     assert kept_by(found, "hybrid", 0.27, "What was Texas's violent crime rate?") == "row"
     # A version's "3.10" is no "3.1": no row holds it, and the run pauses rather than guess.

@@ -16,6 +16,7 @@ header (a "|" inside a cell, a spanned cell) is quoted as its line, unlabelled.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from masis_core.state import Evidence
@@ -89,8 +90,9 @@ def _figures(text: str) -> set[str]:
 
 def _names(question: str) -> set[str]:
     """Content stems of the question's capitalised words after its first ("Texas",
-    "Stirling", "Rules"): what names a row, beside a figure."""
-    said = re.findall(WORD, question)[1:]
+    "Stirling", "Rules"): what names a row, beside a figure. Composed first, as ingest stores
+    rows: a pasted "Zu\u0308rich" had split into "Zu" and "rich" and named nothing."""
+    said = re.findall(WORD, unicodedata.normalize("NFKC", question))[1:]
     named = (re.sub(r"['’]s$", "", w) for w in said if w[:1].isupper())
     return content_stems(" ".join(named))
 
@@ -104,10 +106,11 @@ def keyed(ev: Evidence, question: str) -> bool:
     table = table_of(ev)
     if table is None:
         return False
-    head = " ".join([table.heading, *table.header])
-    figures = _figures(question) - _figures(head)
-    names = _names(question) - content_stems(head)
-    return any(figures or names & content_stems(row) for row in asked_rows(table, question))
+    rows = asked_rows(table, question)
+    if _figures(question) - _figures(_head(table)):
+        return bool(rows)  # every row left holds the figures asked
+    names = _names(question) - content_stems(_head(table))
+    return any(names & content_stems(row) for row in rows)
 
 
 def asked_rows(table: Table, question: str) -> list[str]:
@@ -117,8 +120,13 @@ def asked_rows(table: Table, question: str) -> list[str]:
     1000 h", "COVID-19") leaves no row, and the run pauses rather than guess: letting every
     row compete when none held it answered two of 12 held-out questions with another row, at
     71% and 75% (docs/answers-and-confidence.md)."""
-    asked = _figures(question) - _figures(" ".join([table.heading, *table.header]))
+    asked = _figures(question) - _figures(_head(table))
     return [row for row in table.rows if asked <= _figures(row)]
+
+
+def _head(table: Table) -> str:
+    """What holds for every row of the table: its heading path and its header."""
+    return " ".join([table.heading, *table.header])
 
 
 def asked_of(question: str) -> set[str]:
@@ -127,9 +135,13 @@ def asked_of(question: str) -> set[str]:
     return content_stems(question) | _figures(question)
 
 
+def _filled(header: list[str], cells: list[str]) -> list[tuple[str, str]]:
+    """The row's (column name, cell) pairs, empty cells left out."""
+    return [(name, cell) for name, cell in zip(header, cells, strict=False) if cell]
+
+
 def _pieces(header: list[str], cells: list[str]) -> list[str]:
-    pairs = zip(header, cells, strict=False)
-    return [f"{name}: {cell}" if name else cell for name, cell in pairs if cell]
+    return [f"{name}: {cell}" if name else cell for name, cell in _filled(header, cells)]
 
 
 def reading(table: Table, line: str, asked: set[str]) -> str | None:
@@ -152,7 +164,7 @@ def read_row(table: Table, line: str, asked: set[str]) -> str | None:
     said = _pieces(table.header, cells)
     if not said or sum(len(s.split()) for s in said) <= MAX_ROW_WORDS:
         return "; ".join(said) or None
-    pairs = [(name, cell) for name, cell in zip(table.header, cells, strict=False) if cell]
+    pairs = _filled(table.header, cells)
     named = [asked & (content_stems(name) | _figures(name)) for name, _ in pairs]
     kept = [
         k

@@ -9,7 +9,8 @@ from itertools import pairwise
 CELL = " | "  # between a row's cells, on one line
 
 
-def _numeric(text: str) -> bool:
+def numeric(text: str) -> bool:
+    """A cell that is a figure ("1,200", "4.5", "50%")."""
     try:
         float(text.replace(",", "").rstrip("%"))
     except ValueError:
@@ -38,5 +39,5 @@ def looks_like_header(cells: Sequence[str]) -> bool:
     (a statistics office's wide table: "Country | Code | 1960 | 1961 | …"), never figures
     alone (a first row of figures is data, and the table has no header)."""
     filled = [c for c in cells if c]
-    numbers = [c for c in filled if _numeric(c)]
+    numbers = [c for c in filled if numeric(c)]
     return len(numbers) < len(filled) and (not numbers or _years(numbers))
