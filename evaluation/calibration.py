@@ -152,6 +152,18 @@ def tasks_of(questions: list[dict[str, Any]]) -> list[Task]:
     return tasks
 
 
+def reworded(heading: str) -> str:
+    """The heading as a harder question: its content words only, the first moved to the end
+    ("Installing R under Windows" -> "R Windows Installing"). A heading asked word for word
+    finds its own section by its own words: on the unseen FAQ workspace the map fitted on
+    verbatim headings reported a held-out error of 0.062 where questions people ask met 0.19
+    (issue 51). Questions worded otherwise are nearer to what analysts ask."""
+    kept = [w.strip("?!.,:;") for w in heading.split() if content_stems(w)]
+    if len(kept) < 2:
+        return heading
+    return " ".join([*kept[1:], kept[0]])
+
+
 def heading_elsewhere(question: str, answer: str) -> bool:
     """The lead of a draft with the section withheld holds the heading's words as a phrase:
     another place has the same topic, so whether it answers is not known."""
@@ -172,7 +184,7 @@ def outline_point(
     """The draft's judge score and whether it was right (a draft with the section withheld
     never is, unless another place has the heading's words: then it is no point at all)."""
     pages = [section_of(q)] if withheld else None
-    state = ask(graph, context, ws, q["question"], only=q["doc_id"], pages=pages)
+    state = ask(graph, context, ws, reworded(q["question"]), only=q["doc_id"], pages=pages)
     critique = state.get("critique") or {}
     score = critique.get("judged_confidence", critique.get("confidence"))
     if not state.get("draft_answer") or score is None:

@@ -155,6 +155,9 @@ class ResearchState(ResearchInput, total=False):
     # The analyst picked which of a paused draft's passages answers: the draft is judged
     # once more and the run ends, whatever the confidence (human_review, supervisor).
     lead_chosen: bool
+    # The section heading of each passage of the offline draft (the lead, then the options):
+    # the passage picker shows them (``graph.reviews.candidates``).
+    draft_headings: list[str]
     plan: Plan
     evidence: list[Evidence]
     web_evidence: list[Evidence]

@@ -30,10 +30,12 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     ask(page, BOILER_LOG_QUESTION)
     expect_status(page, "awaiting review")
     expect(page.get_by_role("heading", name="Low confidence")).to_be_visible()
-    page.get_by_text("Accept the answer", exact=True).click()
+    # The passage picker: each candidate with its place, one click from the answer.
     expect(page.get_by_text("Which passage answers the question?")).to_be_visible()
-    page.get_by_text(re.compile(r"^Also relevant 1: Each entry of the boiler log")).click()
-    page.get_by_role("button", name="Submit and resume").click()
+    expect(page.get_by_text("Option 1", exact=True)).to_be_visible()
+    picks = page.get_by_role("button", name="This answers it")
+    expect(picks).to_have_count(2)
+    picks.nth(1).click()
     expect_status(page, "completed")
     expect(
         page.get_by_text("human_review · low_confidence → accept, leading with Also relevant 1")

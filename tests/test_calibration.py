@@ -18,6 +18,7 @@ from evaluation.calibration import (
     calibration_questions,
     format_report,
     job_work,
+    reworded,
 )
 from ingest.pipeline import Ingestor, Source
 from masis_core.__main__ import main
@@ -426,8 +427,8 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
     research = RunService(bench)
     rec = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
     judged = float(rec.confidence)
-    # The outline said: answers at this score are right 90% of the time.
-    outline = [Point(judged, i % 10 != 0, "outline") for i in range(20)]
+    # The outline said: answers at this score are always right.
+    outline = [Point(judged, True, "outline") for i in range(20)]
     outline += [Point(0.01, False, "outline") for _ in range(10)]
     store = CalibrationStore(bench.db)
     fitted = store.save(plant.id, outline, [], elsewhere=2)
@@ -441,7 +442,7 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
     assert refit["points"]["verdicts"] == 8 and refit["points"]["outline"] == 30
     assert refit["elsewhere"] == 2  # the job's counts outlive a refit
     lowered = store.table(plant.id, "offline")(judged)
-    assert lowered < high - 0.2  # 18 of 28 at this score right now
+    assert lowered < high - 0.2  # 20 of 44 at this score right now (a verdict counts 3 times)
     assert refit["ece_before"] != fitted["ece_before"]
     knots = [k["calibrated"] for k in refit["table"]]
     assert knots == sorted(knots)
@@ -624,3 +625,30 @@ def test_reliability_bins_and_ece() -> None:
     assert over["ece"] == pytest.approx(0.2667, abs=1e-3)
     assert reliability([])["ece"] is None
     assert len(reliability([(0.5, True)], bins=4)["bins"]) == 4
+
+
+def test_a_map_no_better_on_held_out_answers_is_not_applied() -> None:
+    """Scores that already say how often answers are right: a map fitted on them predicts the
+    answers it did not see worse than the scores themselves, so none is kept (issue 51)."""
+    points = [Point(0.9, i % 10 != 0, "outline") for i in range(20)]
+    points += [Point(0.01, False, "outline") for _ in range(10)]
+    report = fit(points)
+    assert report["status"] == "not_better" and report["table"] is None
+    assert "no better on held-out answers" in report["message"]
+    assert "keeps the global confidence model" in report["message"]
+
+
+def test_an_analysts_verdict_counts_three_times() -> None:
+    outline = [Point(0.5, i % 2 == 0, "outline") for i in range(20)]
+    outline += [Point(0.1, False, "outline") for _ in range(5)]
+    verdicts = [Point(0.5, True, "verdict") for _ in range(5)]
+    table = table_of(fit([*outline, *verdicts]), "offline")
+    assert table is not None
+    # 10 + 15 right of 35 at 0.5: the map rises towards 0.71, not towards 0.6 (15 of 25).
+    assert table(0.5) > 0.62
+
+
+def test_the_job_asks_each_heading_reworded_not_word_for_word() -> None:
+    assert reworded("Installing R under Windows") == "Windows Installing"
+    assert reworded("How do I remove a package?") == "package remove"
+    assert reworded("Debugging") == "Debugging"  # one word: nothing to reorder

@@ -90,6 +90,11 @@ def _report(report: dict[str, Any]) -> None:
         "–" if after is None or held is None else f"{held:.3f}",
         help="the error on answers each fit did not see (5-fold): what to expect of new ones",
     )
+    st.caption(
+        "Every figure here is measured on the headings reworded (their content words only, "
+        "reordered) and on your verdicts, which count three times — not on the headings word "
+        "for word, which find their own section far more easily than questions people ask."
+    )
     left_out = report.get("elsewhere") or 0
     st.caption(
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
@@ -123,11 +128,12 @@ def _report(report: dict[str, Any]) -> None:
 def calibration_panel(ws: Workspace) -> None:
     """Follow or start the calibration job, then the stored fit."""
     st.caption(
-        "After each upload the workspace's outline headings are asked as questions, each of "
-        "its own document; an answer is right when its lead cites the heading's section. The "
-        "judge's confidence is then mapped (Platt scaling or isotonic regression, whichever "
-        "predicts held-out answers better) to how often answers were right here, so that "
-        "the 65% review bar means the same in every workspace. Your 👍 / 👎 add labelled "
+        "After each upload the workspace's outline headings are reworded (content words "
+        "only, reordered) and asked as questions, each of its own document; an answer is "
+        "right when its lead cites the heading's section. The judge's confidence is then "
+        "mapped (Platt scaling or isotonic regression, whichever predicts held-out answers "
+        "better) to how often answers were right here, so that the 65% review bar means the "
+        "same in every workspace. Your 👍 / 👎 add labelled "
         "answers."
     )
     running = jobs().active(ws.id, "calibration")

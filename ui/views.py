@@ -29,6 +29,7 @@ from masis_core.text.markup import (
 )
 from ui.auth import door, principal
 from ui.evidence import answer_sections, page_view, support_panel
+from ui.picker import passage_picker
 
 NODE_ICONS = {
     "supervisor": "🧭",
@@ -337,6 +338,12 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
             )
         sources = _conflicts(details) if kind == "conflict" else {}
         options = [o for o in payload.get("options", []) if o in ACTION_LABELS]
+        picks = (details.get("candidates") or []) if kind == "low_confidence" else []
+        if picks:
+            picked = passage_picker(rec.run_id, picks)
+            if picked is not None:
+                return picked
+            options = [o for o in options if o != "accept"]  # each card accepts its passage
         action = st.radio(
             "What should happen next?",
             options,
@@ -349,7 +356,7 @@ def review_form(rec: RunRecord) -> dict[str, Any] | None:
                 "New question", value=plain(rec.question), key=f"review-text-{rec.run_id}"
             )
         passages = details.get("passages") or []  # only a low-confidence review has them
-        if action == "accept" and passages:
+        if action == "accept" and passages and not picks:
             lead = _lead_choice(rec.run_id, passages)
             if lead:
                 response["lead"] = lead

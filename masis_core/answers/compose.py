@@ -78,6 +78,9 @@ class Passage:
     cut_end: bool
     segments: list[Segment] = field(default_factory=list)
     word_starts: list[int] = field(default_factory=list)
+    # Each section's heading, in order ("" for the text before the passage's first heading):
+    # a heading, or a FAQ entry's question, opens a section (``answers.sections``).
+    headings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +91,7 @@ class Sentence:
     context: set[str]  # content stems of the section heading above it
     follows: bool  # the sentence before it in the document is quotable and adjacent
     item: int | None = None  # its number in an enumeration ("(2) ...", "Second, ...")
+    section: int = 0  # which section of its passage it is in (``Passage.headings``)
 
 
 @dataclass
@@ -225,6 +229,19 @@ def whole_list(w: Window) -> Window:
     return Window(w.passage, lo, run[lo:hi], run, w.features, w.score)
 
 
+_ENTRY_QUESTION = re.compile(
+    r"^(?:Q[.:]\s*|\d{1,2}(?:\.\d{1,2})*\.?\s+)?(?:How|What|Why|When|Where|Which|Who|Can|Could|"
+    r"Is|Are|Does|Do|Did|Should|Will|Would|May|I|My)\b[^?]{0,200}\?$"
+)
+MAX_ENTRY_WORDS = 30
+_REPLY = re.compile(r"^(?:Yes|No)(?:, \w+)?[.!]$")  # a FAQ entry's first word: the answer
+
+
+def opens_entry(text: str) -> bool:
+    """A question on its own opens a FAQ entry: the section it heads is its answer."""
+    return len(text.split()) <= MAX_ENTRY_WORDS and bool(_ENTRY_QUESTION.match(text))
+
+
 def quotable(p: Passage) -> list[list[Sentence]]:
     """The passage's prose as runs of adjacent quotable sentences. A heading, a table, a
     fragment or debris ends a run; a running header (a page break) does not."""
@@ -232,18 +249,31 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     p.segments = segment(" ".join(p.words), cut_start=p.cut_start, cut_end=p.cut_end)
     runs: list[list[Sentence]] = [[]]
     heading: set[str] = set()
+    p.headings = [""]
     for seg in p.segments:
         if seg.kind == "header":
             continue
-        fits = MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
-        if seg.kind != "sentence" or not fits:
-            heading = _stems(seg.text) if seg.kind == "heading" else heading
+        reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
+        fits = reply or MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
+        if seg.kind == "heading" or (seg.kind == "sentence" and opens_entry(seg.text)):
+            p.headings.append(seg.text)
+            heading = _stems(seg.text)
+            runs.append([])
+            continue
+        if (seg.kind != "sentence" and not reply) or not fits:
             runs.append([])
             continue
         follows = bool(runs[-1])
-        item = _item(p, seg)
         runs[-1].append(
-            Sentence(seg.text, _markers(p, seg), _stems(seg.text), heading, follows, item)
+            Sentence(
+                seg.text,
+                _markers(p, seg),
+                _stems(seg.text),
+                heading,
+                follows,
+                _item(p, seg),
+                len(p.headings) - 1,
+            )
         )
     return [run for run in runs if run]
 
@@ -312,11 +342,21 @@ def window_features(
 
 def windows(question: str, evidence: list[Evidence]) -> list[Window]:
     """Every answer candidate of the evidence, with its features and score."""
+    return sectioned_windows(question, evidence)[0]
+
+
+def sectioned_windows(
+    question: str, evidence: list[Evidence]
+) -> tuple[list[Window], dict[int, list[str]]]:
+    """Every answer candidate of the evidence, with its features and score, and each
+    passage's section headings (``Passage.headings``; a window's ``passage`` indexes them)."""
     weights = load_weights()
     ranks = _ranks(evidence)
     found: list[Window] = []
     tables = [table_of(ev) for ev in evidence]  # parsed once: rows here, not text there
-    places = [quotable(p) for p in passages(evidence, tables)] + _row_runs(question, tables)
+    joined = passages(evidence, tables)
+    places = [quotable(p) for p in joined] + _row_runs(question, tables)
+    headings = {n: p.headings for n, p in enumerate(joined)}
     for n, runs in enumerate(places):
         for run in runs:
             for i in range(len(run)):
@@ -340,7 +380,7 @@ def windows(question: str, evidence: list[Evidence]) -> list[Window]:
         rank = min(ranks[m] for s in w.sentences for m in s.markers)
         w.features = window_features(question, w, present, rank, meaning)
         w.score = sum(weights.get(k, 0.0) * v for k, v in w.features.items())
-    return found
+    return found, headings
 
 
 def _row_runs(question: str, tables: list[Table | None]) -> list[list[list[Sentence]]]:

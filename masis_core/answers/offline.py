@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core.answers import judgement
-from masis_core.answers.compose import compose
+from masis_core.answers import judgement, sections
 from masis_core.answers.followup import standalone
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
@@ -45,8 +44,8 @@ def alternatives(question: str) -> list[str]:
 
 def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """Evidence sentences that answer the question, each with its marker(s) and passage: the
-    lead passage first, then up to two more (``masis_core.answers.compose``)."""
-    return compose(question, evidence)
+    lead passage first, then the two options beside it (``masis_core.answers.sections``)."""
+    return sections.compose(question, evidence)
 
 
 def render_answer(parts: list[dict[str, Any]]) -> str:
@@ -76,7 +75,9 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
     the estimated probability that the lead passage answers the question, supported by its
     citations (``judgement.judge``); conflicts name two sources that take opposite positions
     on it."""
-    verdict = judgement.judge(question, answer, evidence)
+    verdict = judgement.judge(
+        question, answer, evidence, section=sections.ranking(question, evidence)
+    )
     said = content_stems(strip_markers(answer))
     # The analyst's own words: a follow-up's added "(Follow-up to: …)" had listed "follow-up".
     missing = sorted(

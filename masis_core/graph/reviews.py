@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, get_args
 
-from masis_core.state import HitlKind, HitlPayload
-from masis_core.text.sentences import strip_markers
+from masis_core.answers.judgement import asked_clash, figure_clash
+from masis_core.state import Evidence, HitlKind, HitlPayload
+from masis_core.text.sentences import markers, strip_markers
 
 Action = Literal["rephrase", "retry_lower_threshold", "choose_source", "accept", "cancel"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
@@ -54,5 +55,45 @@ def other_passages(draft: str) -> list[str]:
 def lead_with(draft: str, lead: int) -> str:
     """The draft with its passage ``lead`` (numbered as ``other_passages``) moved to the
     front, the others after it in their order."""
-    parts = _passages(draft)
-    return "\n\n".join([parts[lead], *parts[:lead], *parts[lead + 1 :]])
+    return "\n\n".join(lead_with_list(_passages(draft), lead))
+
+
+def lead_with_list(items: list[str], lead: int) -> list[str]:
+    """``items`` with item ``lead`` moved to the front (as ``lead_with`` moves passages)."""
+    if not 0 <= lead < len(items):
+        return items
+    return [items[lead], *items[:lead], *items[lead + 1 :]]
+
+
+def _clash(question: str, a: str, b: str) -> str | None:
+    """What two candidate passages disagree on: the asked value, or a figure of one unit."""
+    return asked_clash(question, a, b) or figure_clash(a, b)
+
+
+def candidates(
+    question: str, draft: str, evidence: list[Evidence], headings: list[str]
+) -> list[dict[str, Any]]:
+    """The passages a paused offline draft offers, the lead first: each with its section's
+    heading, its place and its text, and the others it contradicts (``clashes``: the picker
+    shows those side by side, never as a plain answer)."""
+    out: list[dict[str, Any]] = []
+    for n, part in enumerate(_passages(draft)):
+        cited = [evidence[m - 1] for m in markers(part) if 1 <= m <= len(evidence)]
+        first = cited[0] if cited else {}
+        out.append(
+            {
+                "n": n,
+                "text": strip_markers(part),
+                "heading": headings[n] if n < len(headings) else "",
+                "filename": first.get("filename") or first.get("url") or "",
+                "page": first.get("page_start"),
+                "place": first.get("place") or "",
+                "clashes": [],
+            }
+        )
+    for a in out:
+        for b in out:
+            if a["n"] < b["n"] and (why := _clash(question, a["text"], b["text"])):
+                a["clashes"].append({"n": b["n"], "why": why})
+                b["clashes"].append({"n": a["n"], "why": why})
+    return out

@@ -126,7 +126,7 @@ def record_state(rec: RunRecord, snapshot: StateSnapshot) -> None:
         return
     rec.hitl = None
     rec.status = values.get("status", "completed")
-    if rec.status == "completed" and rec.metrics.get("lead_chosen_by_analyst"):
+    if rec.status == "completed" and rec.metrics.get("lead_chosen_by_analyst") is not None:
         # Leading with the passage that answers is the analyst's verdict on it (and on the
         # lead passed over: ``calibration.verdict_points``) unless they gave one already.
         rec.feedback = True if rec.feedback is None else rec.feedback

@@ -169,7 +169,7 @@ class RunService:
     def drive(self, rec: RunRecord, graph_input: Any, on_event: Event | None = None) -> RunRecord:
         """Run the graph until it ends or pauses, and record it (``RunDriver.drive``)."""
         rec = self.driver.drive(rec, graph_input, on_event)
-        if rec.status == "completed" and rec.metrics.get("lead_chosen_by_analyst"):
+        if rec.status == "completed" and rec.metrics.get("lead_chosen_by_analyst") is not None:
             # The choice was recorded as a verdict with the run (``driving.record_state``).
             try:
                 refit_with_verdicts(self.bench, self.store, rec.workspace_id)

@@ -54,7 +54,8 @@ PLATT_GRID = (0.0, 0.001, 0.005, 0.01, 0.02, 0.03, *(k / 40 for k in range(2, 39
 ENGINE = "offline"
 
 PointSource = Literal["outline", "verdict"]
-Status = Literal["fitted", "too_few", "one_sided"]
+Status = Literal["fitted", "too_few", "one_sided", "not_better"]
+VERDICT_WEIGHT = 3  # an analyst's verdict counts as this many outline points
 Method = Literal["isotonic", "platt"]
 
 
@@ -285,6 +286,13 @@ def choose(points: Sequence[Point]) -> tuple[Method, dict[str, dict[str, Any]]]:
     return ("isotonic" if clearly else "platt"), scores
 
 
+def with_verdicts_weighted(points: Sequence[Point]) -> list[Point]:
+    """The points with each analyst's verdict counted ``VERDICT_WEIGHT`` times: a pick or a
+    thumb is a real question judged by a person, where an outline point is a heading
+    reworded by rule."""
+    return [q for p in points for q in [p] * (VERDICT_WEIGHT if p.source == "verdict" else 1)]
+
+
 def fit(points: Sequence[Point]) -> dict[str, Any]:
     """The workspace's calibration report: status and message, counts per source, the table
     (``None`` when the global model is kept), and the reliability before and after."""
@@ -312,8 +320,24 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
     }
     if status != "fitted":
         return report
-    method, scores = choose(points)
-    table = FITTERS[method](points)
+    weighted = with_verdicts_weighted(points)
+    method, scores = choose(weighted)
+    held_before = reliability([(p.score, p.right) for p in weighted])["ece"]
+    if scores[method]["ece"] > held_before:
+        # The map, judged on points it was not fitted on, is no better than the judge's own
+        # score: applying it would make the confidence worse on questions it never saw.
+        report.update(
+            status="not_better",
+            message=(
+                f"a map fitted on {len(points)} answers was no better on held-out answers "
+                f"(error {scores[method]['ece']:.3f} against {held_before:.3f} without it): "
+                f"{KEEPS_GLOBAL}"
+            ),
+            held_out=scores,
+            method=method,
+        )
+        return report
+    table = FITTERS[method](weighted)
     after = reliability([(table(p.score), p.right) for p in points])
     report.update(
         method=method,

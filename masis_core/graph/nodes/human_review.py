@@ -12,7 +12,7 @@ from langgraph.types import interrupt
 
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
-from masis_core.graph.reviews import ACTIONS, lead_with
+from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.state import ResearchState
 
@@ -41,9 +41,10 @@ def validate(payload: Mapping[str, Any], response: Any) -> dict[str, Any]:
     if action == "accept" and response.get("lead") is not None:
         offered = len((payload.get("details") or {}).get("passages") or [])
         lead = response["lead"]
-        if isinstance(lead, bool) or not isinstance(lead, int) or not 1 <= lead <= offered:
+        if isinstance(lead, bool) or not isinstance(lead, int) or not 0 <= lead <= offered:
             raise ReviewError(
-                f"'lead' is the number of the passage that answers, 1 to {offered}."
+                f"'lead' is the number of the passage that answers: 0 for the lead, 1 to "
+                f"{offered} for the others."
                 if offered
                 else "This review offers no other passage to lead with."
             )
@@ -65,9 +66,11 @@ def node(state: ResearchState) -> dict[str, Any]:
     if action == "accept" and response.get("lead") is not None:
         # The analyst's lead is judged like any other, then the run ends (supervisor).
         entry["lead"] = response["lead"]
+        headings = state.get("draft_headings") or []
         return {
             "hitl": None,
             "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
+            "draft_headings": lead_with_list(headings, response["lead"]),
             "lead_chosen": True,
             "decision": "judge",
             "metrics": {"lead_chosen_by_analyst": response["lead"]},

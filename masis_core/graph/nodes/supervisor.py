@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from masis_core.answers.judgement import LOW_CONFIDENCE
-from masis_core.graph.reviews import other_passages, review
-from masis_core.state import HitlPayload, ResearchState, RetryReason
+from masis_core.graph.reviews import candidates, other_passages, review
+from masis_core.state import HitlPayload, ResearchState, RetryReason, all_evidence
 
 DEFAULT_MAX_RETRIES = 2
 # Each retry runs planner to critic again; the graph's recursion limit holds five of them.
@@ -81,7 +81,14 @@ def node(state: ResearchState) -> dict[str, Any]:
         # judge reads the lead alone: a model's prose is not reordered.
         offline = state.get("engine") == "offline"
         draft = (state.get("draft_answer") or "") if offline else ""
-        hitl = _low_confidence(critique, metrics, max_retries, confidence, draft)
+        picks = (
+            candidates(
+                state["question"], draft, all_evidence(state), state.get("draft_headings") or []
+            )
+            if draft
+            else []
+        )
+        hitl = _low_confidence(critique, metrics, max_retries, confidence, draft, picks)
         return _pause(hitl, base, "low_confidence")
     return {
         "decision": "finalize",
@@ -121,6 +128,7 @@ def _low_confidence(
     max_retries: int,
     confidence: float,
     draft: str,
+    picks: list[dict[str, Any]],
 ) -> HitlPayload:
     """The review shown when the retries are spent and the answer is still weak. It offers
     the draft's other passages too: the confidence speaks of the lead alone, and when one of
@@ -134,6 +142,7 @@ def _low_confidence(
             "unsupported_claims": critique.get("unsupported_claims", []),
             "citation_violations": metrics.get("citation_violations", []),
             "passages": other_passages(draft),
+            "candidates": picks,
         },
     )
 

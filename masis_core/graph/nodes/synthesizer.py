@@ -53,4 +53,5 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         entry["error"] = result.error
     # Web evidence can answer where the documents had nothing: the review is not needed.
     cleared = {"hitl": None} if hitl.get("kind") == "no_evidence" else {}
-    return {"draft_answer": draft, **cleared, "trace": [entry]}
+    headings = [h for _, h in sorted({p["passage"]: p.get("heading", "") for p in parts}.items())]
+    return {"draft_answer": draft, "draft_headings": headings, **cleared, "trace": [entry]}

@@ -1,0 +1,163 @@
+"""Today's composer against section-first composition, on the same evidence, in one run.
+
+    python -m bench.section_answers --data-dir DIR --workspace NAME --pdfs DIR \
+        --questions bench/data/X-answerable.json bench/data/X-unanswerable.json \
+        [--cache evidence.pkl] [--json]
+
+Each question is asked once through the first-draft graph (planner, researcher: what a run
+retrieves); its evidence is kept (``--cache`` keeps it for the next run, so a composer change
+is measured in seconds). Then both composers write a draft from that evidence and the offline
+critic judges it: the lead states the answer (``answer_quality.lead_answers``); the answer is
+in the lead or in one of the two passages offered beside it; answerable questions answered at
+the 0.65 bar (and how many of those leads are right); unanswerable ones abstained; the
+calibration error of the confidence against "the lead states the answer" and its AUC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.answer_quality import lead_answers
+from bench.manual_abstain import workspace
+from evaluation.calibration import ask
+from masis_core.answers import compose as composer
+from masis_core.answers import sections
+from masis_core.answers.engine import OfflineEngine
+from masis_core.answers.judgement import LOW_CONFIDENCE
+from masis_core.answers.offline import critique, render_answer
+from masis_core.config import Settings
+from masis_core.graph.build import first_draft_graph
+from masis_core.graph.context import RunContext
+from masis_core.state import Evidence, all_evidence
+from masis_core.workspaces.calibration import reliability
+from masis_core.workspaces.workbench import Workbench
+
+
+def citations_of(evidence: list[Evidence]) -> list[dict[str, Any]]:
+    return [
+        {
+            "n": n,
+            "filename": ev.get("filename"),
+            "page": ev.get("page_start"),
+            "page_end": ev.get("page_end"),
+        }
+        for n, ev in enumerate(evidence, start=1)
+    ]
+
+
+def answer_holds(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]) -> bool:
+    """The answer is in the lead or in a passage offered beside it."""
+    if "answer_terms" in q:
+        return any(re.search(t, answer, re.I) for t in q["answer_terms"])
+    if "gold_page" not in q:
+        return False
+
+    for passage in answer.split("\n\n"):
+        if passage.strip() == "Also relevant":
+            continue
+        if lead_answers(q, passage, citations):
+            return True
+    return False
+
+
+def evidence_for(
+    bench: Workbench, ws_name: str, pdfs: Path, questions: list[dict[str, Any]], cache: Path | None
+) -> list[list[Evidence]]:
+    if cache and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    ws_id = workspace(bench, pdfs, ws_name)
+    ws = bench.open_workspace(ws_id, create=False)
+    context = RunContext(bench, OfflineEngine())
+    graph = first_draft_graph()
+    out = []
+    for i, q in enumerate(questions):
+        result = ask(graph, context, ws, q["question"])
+        out.append(all_evidence(result))
+        print(f"\r{i + 1}/{len(questions)}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    if cache:
+        cache.write_bytes(pickle.dumps(out))
+    return out
+
+
+def measure(
+    questions: list[dict[str, Any]], evidence: list[list[Evidence]], use_sections: bool
+) -> dict:
+    rows = []
+    for q, ev in zip(questions, evidence, strict=True):
+        compose = sections.compose if use_sections else composer.compose
+        parts = compose(q["question"], ev) if ev else []
+        answer = render_answer(parts)
+        cites = citations_of(ev)
+        conf = critique(q["question"], answer, ev)["confidence"] if answer else 0.0
+        answerable = "gold_page" in q or "answer_terms" in q
+        rows.append(
+            {
+                "question": q["question"],
+                "answerable": answerable,
+                "lead": answerable and lead_answers(q, answer, cites),
+                "held": answerable and answer_holds(q, answer, cites),
+                "confidence": conf,
+                "answer": answer,
+            }
+        )
+    return summarise(rows) | {"rows": rows}
+
+
+def _auc(pos: list[float], neg: list[float]) -> float:
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ans = [r for r in rows if r["answerable"]]
+    un = [r for r in rows if not r["answerable"]]
+    answered = [r for r in ans if r["confidence"] >= LOW_CONFIDENCE]
+    pairs = [(r["confidence"], bool(r["lead"])) for r in rows]
+    return {
+        "answerable": len(ans),
+        "lead": sum(r["lead"] for r in ans) / max(1, len(ans)),
+        "held": sum(r["held"] for r in ans) / max(1, len(ans)),
+        "answered": len(answered) / max(1, len(ans)),
+        "answered_right": sum(r["lead"] for r in answered) / max(1, len(answered)),
+        "abstained": sum(r["confidence"] < LOW_CONFIDENCE for r in un) / max(1, len(un)),
+        "ece": reliability(pairs)["ece"],
+        "auc": _auc([c for c, y in pairs if y], [c for c, y in pairs if not y]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--pdfs", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, nargs="+", required=True)
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    questions = [q for f in args.questions for q in json.loads(f.read_text())]
+    bench = Workbench(Settings.local(args.data_dir, provider="offline", embed_model="wordllama"))
+    evidence = evidence_for(bench, args.workspace, args.pdfs, questions, args.cache)
+    results = {
+        name: measure(questions, evidence, flag)
+        for name, flag in (("today", False), ("sections", True))
+    }
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    keys = ["lead", "held", "answered", "answered_right", "abstained", "ece", "auc"]
+    print(f"{'measure':16} {'today':>8} {'sections':>8}")
+    for k in keys:
+        print(f"{k:16} {results['today'][k]:8.3f} {results['sections'][k]:8.3f}")
+
+
+if __name__ == "__main__":
+    main()

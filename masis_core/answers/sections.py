@@ -1,0 +1,238 @@
+"""The section first, then the passage inside it.
+
+A document's own unit of meaning is its section: an outline entry, a heading and the text
+under it, a FAQ entry's question and its answer. Windows picked across the whole evidence throw
+that signal away: on FAQ PDFs the best window inside the right entry chose the entry's opening
+only 31 of the 48 times the opening answered (issue 51). So the evidence's sections are ranked
+as wholes, heading and body, by the question's keywords (BM25 over the sections) and by the
+reader's reading of the whole section, as z-scores summed 1:1; the lead is the best window
+inside the first section, scored within it, or the opening of a short section (a FAQ entry);
+the two options beside it are the section's second-best window and the next section's best.
+Measured in ``bench.section_answers`` (docs/answers-and-confidence.md).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from masis_core.answers import compose as today
+from masis_core.answers.compose import (
+    DUPLICATE_JACCARD,
+    MAX_LEAD_SENTENCES,
+    Sentence,
+    Window,
+    whole_list,
+)
+from masis_core.llm.reader import get_reader
+from masis_core.state import Evidence
+from masis_core.text.sentences import content_stems
+
+# A section whose quotable text is this short is an entry (a FAQ answer, a glossary item): its
+# opening answers (48 of 60 FAQ questions in its first 50 words), so it is quoted from there.
+SHORT_SECTION_WORDS = 120
+OPENING_WORDS = 60  # an opening quote grows by whole sentences to at least this many words
+MAX_OPENING_WORDS = 110
+BM25_K1 = 1.2
+BM25_B = 0.75
+HEADING_REPEAT = 2  # a heading's words count twice: it names what the section is about
+MAX_READ_WORDS = 180  # the reader reads about this much of a section (256 word pieces)
+OFFERED = 3  # the lead and two options: what a review offers
+
+
+@dataclass
+class Section:
+    """One section of the evidence: its heading, its quotable sentences and its windows."""
+
+    key: tuple[int, int]  # (passage, section of the passage)
+    heading: str
+    sentences: list[Sentence] = field(default_factory=list)
+    windows: list[Window] = field(default_factory=list)
+    keywords: float = 0.0  # BM25 of the question over the sections
+    meaning: float = 0.0  # the reader's cosine of the question and the section
+    score: float = 0.0  # the two as z-scores over the evidence's sections, summed
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def words(self) -> int:
+        return sum(len(s.text.split()) for s in self.sentences)
+
+
+def group(found: list[Window], headings: dict[int, list[str]]) -> list[Section]:
+    """The windows grouped by the section they lie in, each section with its sentences in
+    document order."""
+    by_key: dict[tuple[int, int], Section] = {}
+    seen_runs: set[int] = set()
+    for w in found:
+        key = (w.passage, w.sentences[0].section)
+        sec = by_key.setdefault(key, Section(key, heading_of(w, headings)))
+        sec.windows.append(w)
+        if id(w.run) not in seen_runs:
+            seen_runs.add(id(w.run))
+            sec.sentences.extend(w.run)
+    return list(by_key.values())
+
+
+def _bm25(question: str, sections: list[Section]) -> list[float]:
+    """BM25 of the question's content stems over the sections (idf from these sections)."""
+    wanted = content_stems(question)
+    bags = []
+    for sec in sections:
+        bag: Counter[str] = Counter()
+        for s in sec.sentences:
+            bag.update(s.stems)
+        for stem in content_stems(sec.heading):
+            bag[stem] += HEADING_REPEAT
+        bags.append(bag)
+    n = len(bags)
+    lengths = [sum(b.values()) for b in bags]
+    mean_length = (sum(lengths) / n) if n else 0.0
+    out = []
+    for bag, length in zip(bags, lengths, strict=True):
+        score = 0.0
+        for t in wanted:
+            tf = bag.get(t, 0)
+            if not tf:
+                continue
+            df = sum(1 for b in bags if t in b)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            norm = 1 - BM25_B + BM25_B * (length / mean_length if mean_length else 1.0)
+            score += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * norm)
+        out.append(score)
+    return out
+
+
+def _z(values: list[float]) -> list[float]:
+    if len(values) < 2:
+        return [0.0 for _ in values]
+    sd = statistics.pstdev(values)
+    mean = statistics.fmean(values)
+    return [(v - mean) / sd if sd > 0 else 0.0 for v in values]
+
+
+def rank(question: str, sections: list[Section]) -> list[Section]:
+    """The sections, best first: keywords and the reader's reading as z-scores summed 1:1
+    (without the reader, keywords alone)."""
+    for sec, score in zip(sections, _bm25(question, sections), strict=True):
+        sec.keywords = score
+    reader = get_reader()
+    if reader is not None and sections:
+        texts = {sec.key: _read_text(sec) for sec in sections}
+        near = reader.similarities(question, list(dict.fromkeys(texts.values())))
+        for sec in sections:
+            sec.meaning = near[texts[sec.key]]
+    zk = _z([s.keywords for s in sections])
+    zm = _z([s.meaning for s in sections]) if reader is not None else [0.0] * len(sections)
+    for sec, a, b in zip(sections, zk, zm, strict=True):
+        sec.score = a + b
+    return sorted(sections, key=lambda s: (-s.score, s.key))
+
+
+def _read_text(sec: Section) -> str:
+    words = f"{sec.heading} {sec.text}".split()
+    return " ".join(words[:MAX_READ_WORDS])
+
+
+def opening(sec: Section) -> Window | None:
+    """A short section's opening: its first sentences, whole, to at least ``OPENING_WORDS``
+    words (at most ``MAX_OPENING_WORDS``, and ``MAX_LEAD_SENTENCES`` sentences)."""
+    if not sec.heading or sec.words > SHORT_SECTION_WORDS or not sec.sentences:
+        return None
+    first = sec.sentences[0]
+    single = next((w for w in sec.windows if w.sentences == [first]), None)
+    if single is None or first.follows:
+        return None
+    run, taken, words = single.run, 0, 0
+    while taken < min(len(run), MAX_LEAD_SENTENCES) and words < OPENING_WORDS:
+        more = len(run[taken].text.split())
+        if taken and words + more > MAX_OPENING_WORDS:
+            break
+        taken, words = taken + 1, words + more
+    return Window(single.passage, 0, run[:taken], run, single.features, single.score)
+
+
+def _overlaps(a: Window, b: Window) -> bool:
+    if {id(s) for s in a.sentences} & {id(s) for s in b.sentences}:
+        return True
+    x, y = a.stems, b.stems
+    return bool(x | y) and len(x & y) / len(x | y) > DUPLICATE_JACCARD
+
+
+def best_in(sec: Section, away_from: list[Window]) -> Window | None:
+    """The section's best-scored window that repeats none of ``away_from``."""
+    for w in sorted(sec.windows, key=lambda w: (-w.score, w.start, len(w.sentences))):
+        if not any(_overlaps(w, o) for o in away_from):
+            return w
+    return None
+
+
+def choose(question: str, found: list[Window], headings: dict[int, list[str]]) -> list[Window]:
+    """The lead (the first section's opening or its best window), then its second-best window
+    and the next section's best: the three candidates a review offers."""
+    ranked = rank(question, group(found, headings))
+    if not ranked:
+        return []
+    top = ranked[0]
+    lead = opening(top) or best_in(top, [])
+    if lead is None:
+        return []
+    lead = whole_list(lead) if len(lead.sentences) < MAX_LEAD_SENTENCES else lead
+    chosen = [lead]
+    second = best_in(top, chosen)
+    if second is not None:
+        chosen.append(second)
+    # The next sections' best, then (a section with one window only) their second best.
+    for sec in [*ranked[1:], *ranked]:
+        if len(chosen) >= OFFERED:
+            break
+        other = best_in(sec, chosen)
+        if other is not None:
+            chosen.append(other)
+    return chosen
+
+
+def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
+    """How clearly the first section won, for the judge (``judgement.features``): its
+    summed z-score over the second's, its BM25 score and its reader cosine. Empty when the
+    evidence has no sections (the composer then chose as before)."""
+    found, headings = today.sectioned_windows(question, evidence)
+    if not any(len(h) > 1 for h in headings.values()):
+        return {}
+    ranked = rank(question, group(found, headings))
+    if not ranked:
+        return {}
+    margin = ranked[0].score - ranked[1].score if len(ranked) > 1 else 0.0
+    return {
+        "section_margin": margin,
+        "section_keywords": ranked[0].keywords,
+        "section_meaning": ranked[0].meaning,
+    }
+
+
+def compose(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
+    """The answer as sentences with their markers and their passage (0: the lead, 1 and 2:
+    the options beside it), each passage's sentences in document order. Evidence without
+    sections (one section: no heading in it) is composed as before (``compose.choose``)."""
+    found, headings = today.sectioned_windows(question, evidence)
+    if not any(len(h) > 1 for h in headings.values()):
+        chosen = today.choose(found)
+    else:
+        chosen = choose(question, found, headings)
+    return [
+        {"text": s.text, "citations": s.markers, "passage": n, "heading": heading_of(w, headings)}
+        for n, w in enumerate(chosen)
+        for s in w.sentences
+    ]
+
+
+def heading_of(w: Window, headings: dict[int, list[str]]) -> str:
+    """The heading of the section the window lies in ("" when none is in the evidence)."""
+    names = headings.get(w.passage, [])
+    at = w.sentences[0].section
+    return names[at] if at < len(names) else ""

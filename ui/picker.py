@@ -1,0 +1,70 @@
+"""The passage picker: a paused offline run's three candidates, each one click from the answer.
+
+The offline engine quotes; it does not read. When its confidence stays under the bar, the
+analyst is the better reader: the review shows the lead and the two options beside it (the
+lead's section's second-best window and the next section's best), each with its section's
+heading, its place and its words, and "This answers it" completes the run with that passage
+as the lead, recorded as a verdict (``masis_core.graph.nodes.human_review``). A candidate that
+contradicts another is shown beside it (the conflict view), never as a plain answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from masis_core.text.markup import quote_block, untrusted
+
+NAMES = ("The lead", "Option 1", "Option 2")
+
+
+def _name(n: int) -> str:
+    return NAMES[n] if n < len(NAMES) else f"Option {n}"
+
+
+def _where(c: dict[str, Any]) -> str:
+    place = c.get("place") or (f"page {c['page']}" if c.get("page") is not None else "")
+    name = untrusted(c.get("filename") or "")
+    return ", ".join(p for p in (f"**{name}**" if name else "", untrusted(place)) if p)
+
+
+def _card(c: dict[str, Any], by_n: dict[int, dict[str, Any]], run_id: str) -> bool:
+    """One candidate; True when its button was pressed."""
+    with st.container(border=True):
+        heading = f" · *{untrusted(c['heading'])}*" if c.get("heading") else ""
+        st.markdown(f"**{_name(c['n'])}**{heading} — {_where(c)}")
+        if c.get("clashes"):
+            for clash in c["clashes"]:
+                other = by_n.get(clash["n"])
+                st.warning(
+                    f"{_name(c['n'])} and {_name(clash['n']).lower()} disagree "
+                    f"({untrusted(clash['why'])}): read both before choosing.",
+                    icon="⚖️",
+                )
+                left, right = st.columns(2)
+                left.markdown(quote_block(c["text"]))
+                if other is not None:
+                    right.markdown(quote_block(other["text"]))
+        else:
+            st.markdown(quote_block(c["text"]))
+        return st.button(
+            "This answers it",
+            key=f"pick-{run_id}-{c['n']}",
+            type="primary" if c["n"] == 0 else "secondary",
+        )
+
+
+def passage_picker(run_id: str, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The candidates as cards; the response of the one picked, else None."""
+    st.markdown(
+        "Which passage answers the question? Your pick completes the run with it as the "
+        "answer, marks it 👍 and teaches this workspace's confidence (a lead passed over "
+        "counts as a wrong answer)."
+    )
+    by_n = {c["n"]: c for c in candidates}
+    for c in candidates:
+        if _card(c, by_n, run_id):
+            return {"action": "accept", "lead": c["n"]}
+    st.caption("None of them? Rephrase the question or cancel the run below.")
+    return None
