@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.answer_quality import lead_answers
+from bench.fit_confidence import DOCUMENT_FEATURES, DOCUMENT_WORDS, _logistic
 from bench.manual_abstain import workspace
 from evaluation.calibration import ask
 from masis_core.answers import compose as composer
-from masis_core.answers import sections
+from masis_core.answers import judgement, sections
 from masis_core.answers.engine import OfflineEngine
 from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.answers.offline import critique, render_answer
@@ -96,6 +97,11 @@ def measure(
         answer = render_answer(parts)
         cites = citations_of(ev)
         conf = critique(q["question"], answer, ev)["confidence"] if answer else 0.0
+        feats = (
+            judgement.features(q["question"], answer, ev, sections.ranking(q["question"], ev))
+            if answer
+            else None
+        )
         answerable = "gold_page" in q or "answer_terms" in q
         rows.append(
             {
@@ -105,6 +111,7 @@ def measure(
                 "held": answerable and answer_holds(q, answer, cites),
                 "confidence": conf,
                 "answer": answer,
+                "features": feats,
             }
         )
     return summarise(rows) | {"rows": rows}
@@ -134,16 +141,76 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# The judge's document model, refitted on section-first drafts: the shipped model's features
+# and what separates answerable from unanswerable questions (issue 51): the best keyword match,
+# how clearly the first section won, its BM25 and reader scores.
+JUDGE_FEATURES = (
+    *DOCUMENT_FEATURES,
+    "top_keywords",
+    "section_margin",
+    "section_keywords",
+    "section_meaning",
+)
+
+
+def fit_judge(rows: list[dict[str, Any]], c: float = 1.0, folds: int = 5) -> dict[str, Any]:
+    """The document model fitted on drafts from documents, labelled "the lead states the
+    answer" (an unanswerable question's never does), with its k-fold held-out figures."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    docs = [
+        r
+        for r in rows
+        if r["features"] is not None and r["features"].get("passage_words", 0.0) >= DOCUMENT_WORDS
+    ]
+    y = np.array([bool(r["lead"]) for r in docs])
+    names = list(JUDGE_FEATURES)
+    held = np.zeros(len(docs))
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=0)
+    for train, test in splitter.split(np.zeros(len(docs)), y):
+        model = _logistic([docs[i] for i in train], names, y[train], c)
+        for i in test:
+            held[i] = judgement.model_probability(model, docs[i]["features"])
+    pairs = list(zip(held.tolist(), y.tolist(), strict=True))
+    return {
+        **_logistic(docs, names, y, c),
+        "min_words": DOCUMENT_WORDS,
+        "label": "the lead states the answer",
+        "held_out": {
+            "drafts": len(docs),
+            "ece": reliability(pairs)["ece"],
+            "auc": _auc([p for p, ok in pairs if ok], [p for p, ok in pairs if not ok]),
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--pdfs", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, nargs="+", required=True)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--workspace")
+    parser.add_argument("--pdfs", type=Path)
+    parser.add_argument("--questions", type=Path, nargs="+")
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--fit",
+        type=Path,
+        nargs="*",
+        help="refit the judge's document model on these sets' section drafts (--out files)",
+    )
+    parser.add_argument("--write", action="store_true", help="store the refit in confidence.json")
     args = parser.parse_args()
+    if args.fit:
+        rows = [r for f in args.fit for r in json.loads(f.read_text())["sections"]["rows"]]
+        model = fit_judge(rows)
+        print(json.dumps(model["held_out"]))
+        if args.write:
+            params = json.loads(judgement.PARAMS_PATH.read_text())
+            params["documents"] = model
+            judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
+        return
     questions = [q for f in args.questions for q in json.loads(f.read_text())]
     bench = Workbench(Settings.local(args.data_dir, provider="offline", embed_model="wordllama"))
     evidence = evidence_for(bench, args.workspace, args.pdfs, questions, args.cache)

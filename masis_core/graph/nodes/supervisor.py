@@ -83,7 +83,10 @@ def node(state: ResearchState) -> dict[str, Any]:
         draft = (state.get("draft_answer") or "") if offline else ""
         picks = (
             candidates(
-                state["question"], draft, all_evidence(state), state.get("draft_headings") or []
+                state.get("question", ""),
+                draft,
+                all_evidence(state),
+                state.get("draft_headings") or [],
             )
             if draft
             else []
