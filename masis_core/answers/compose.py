@@ -229,10 +229,7 @@ def whole_list(w: Window) -> Window:
     return Window(w.passage, lo, run[lo:hi], run, w.features, w.score)
 
 
-_ENTRY_QUESTION = re.compile(
-    r"^(?:Q[.:]\s*|\d{1,2}(?:\.\d{1,2})*\.?\s+)?(?:How|What|Why|When|Where|Which|Who|Can|Could|"
-    r"Is|Are|Does|Do|Did|Should|Will|Would|May|I|My)\b[^?]{0,200}\?$"
-)
+_ENTRY_QUESTION = re.compile(r"^[^?]{3,250}\?$")
 MAX_ENTRY_WORDS = 30
 _REPLY = re.compile(r"^(?:Yes|No)(?:, \w+)?[.!]$")  # a FAQ entry's first word: the answer
 
