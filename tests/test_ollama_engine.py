@@ -33,7 +33,7 @@ def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
     first_eval = next(t for t in rec.trace if t["node"] == "evaluator")
     assert first_eval["citation_violations"] == ["[99]"]
     synth_request = next(
-        b for b in fake.requests_to("/api/chat") if b["format"].get("title") == "Draft"
+        b for b in fake.requests_to("/api/chat") if (b.get("format") or {}).get("title") == "Draft"
     )
     prompt = " ".join(m["content"] for m in synth_request["messages"])
     assert "[1] (pump.txt, p. 1)" in prompt
