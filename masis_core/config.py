@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import urllib.parse
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from masis_core.errors import ConfigError
 from masis_core.modes import Mode
+
+DURATION = re.compile(r"-?\d+|-?(\d+(\.\d+)?(h|m|s|ms))+")
 
 
 def ollama_url(host: str) -> str:
@@ -164,6 +167,14 @@ class Settings(BaseSettings):
     signin_window_s: float = Field(
         900.0, gt=0, description="Seconds over which failed sign-ins are counted."
     )
+
+    @field_validator("ollama_keep_alive")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        """Ollama reads seconds or a Go duration; anything else it would refuse per call."""
+        if not DURATION.fullmatch(value.strip()):
+            raise ValueError("give seconds (-1: always) or a duration such as 30m, 2h or 1h30m")
+        return value.strip()
 
     @field_validator("ollama_host")
     @classmethod

@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from masis_core.answers.ollama_engine import OllamaEngine
 from masis_core.answers.providers import resolve_provider
@@ -117,6 +118,10 @@ def test_evidence_beyond_the_window_is_left_out_lowest_ranked_first_and_said(
     assert "You write" in seen[:200] or "<|system|>" in seen[:20]
     assert "[1] (f1.txt" in seen and f"[{20 - kept + 1}] (" not in seen
     assert seen.rstrip().endswith(f"The question again: {QUESTION}")
+    # One passage longer than the window is cut short, and said so.
+    (one,) = OllamaEngine(settings).synthesize(QUESTION, passages(1, 40000), "").notes
+    assert "passage [1] cut short" in one
+    assert fake_ollama.state.seen[-1].rstrip().endswith(QUESTION)
 
 
 def test_a_prompt_the_server_cut_flags_the_run(setup, bench: Workbench) -> None:
@@ -167,6 +172,8 @@ def test_timeouts_connect_short_read_long_and_keep_alive_as_set(fake_ollama: Fak
     assert (timeout.connect, timeout.read) == (5.0, 300.0)
     model.invoke("hi")
     assert fake_ollama.requests_to("/api/chat")[0]["keep_alive"] == -1  # a number: forever
+    with pytest.raises(ValidationError, match="a duration such as 30m"):
+        Settings(ollama_keep_alive="forever")  # Ollama would refuse it on every call
 
 
 def test_a_full_queue_is_said_as_such(setup) -> None:
@@ -278,3 +285,37 @@ def test_the_window_is_the_models_trained_one_within_the_memory_bound(
         fake_ollama.state.context_length = trained
         OllamaEngine(settings).synthesize(QUESTION, passages(1, 200), "")
         assert chats(fake_ollama)[-1]["options"]["num_ctx"] == window, (trained, setting)
+
+
+def _trace_page() -> None:
+    """A page drawing two synthesizer panels: one whose prompt the server cut, one whose
+    answer was lost in the model's thinking."""
+    from ui.views import render_trace
+
+    render_trace(
+        [
+            {
+                "node": "synthesizer",
+                "sentences": 1,
+                "notes": ["the model could not see all the evidence: it read 1,027 tokens"],
+                "prompt_cut": True,
+            },
+            {
+                "node": "synthesizer",
+                "sentences": 2,
+                "error": "llama3.1:8b returned malformed Draft twice (last error: the model "
+                "spent its reply thinking (80 characters of thoughts) and gave no answer)",
+            },
+        ]
+    )
+
+
+def test_the_page_says_what_the_model_could_not_see_and_an_answer_lost_in_thinking() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_trace_page).run()
+    assert not at.exception
+    assert [s.state for s in at.status] == ["error", "error"]
+    (warning,) = at.warning
+    assert "could not see all the evidence" in warning.value and "1,027 tokens" in warning.value
+    assert "spent its reply thinking" in at.error[0].value

@@ -176,12 +176,17 @@ class OllamaEngine:
         lowest ranked go first, and the note says how many."""
         room = (self.num_ctx - self.reserve) * CHARS_PER_TOKEN - len(fixed)
         kept = fit_evidence(evidence, room)
-        if len(kept) == len(evidence) and kept == evidence:
+        if kept == evidence:
             return kept, []
         left = len(evidence) - len(kept)
+        what = (
+            f"{left} of {len(evidence)} passages left out (the lowest ranked, from "
+            f"[{len(kept) + 1}])"
+            if left
+            else "passage [1] cut short"
+        )
         return kept, [
-            f"the model could not see all the evidence: {left} of {len(evidence)} passages "
-            f"left out (the lowest ranked, from [{len(kept) + 1}]) to fit {self.chat_name}'s "
+            f"the model could not see all the evidence: {what} to fit {self.chat_name}'s "
             f"{self.num_ctx:,}-token window with room for the answer; raise "
             "MASIS_OLLAMA_NUM_CTX or use a model with a longer window to give it all"
         ]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 1.0
+SHOW_TIMEOUT_S = 30.0  # /api/show reads the model's file header, not the model
 T = TypeVar("T")
 
 
@@ -189,7 +190,10 @@ class ModelFacts:
 def model_facts(settings: Settings, model: str) -> ModelFacts:
     """The trained window and whether it thinks; an unknown answer is no facts (never raises
     but for a missing model, which is said as ``present=False``)."""
-    client = ollama.Client(host=settings.ollama_host, timeout=timeouts(settings))
+    quick = httpx.Timeout(
+        min(settings.ollama_timeout_s, SHOW_TIMEOUT_S), connect=settings.ollama_connect_timeout_s
+    )
+    client = ollama.Client(host=settings.ollama_host, timeout=quick)
     try:
         shown = client.show(model)
     except ollama.ResponseError as exc:
