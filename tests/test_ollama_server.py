@@ -157,8 +157,13 @@ def test_ollama_host_without_a_scheme_is_read_as_the_ollama_client_reads_it(
 def test_the_model_is_loaded_first_kept_loaded_and_the_trace_says_so(setup) -> None:
     research, fake = setup
     fake.state.default_reply = replies(draft((ANSWER, [1])))
-    rec = ask(research)
+    events: list[tuple[str, dict]] = []
+    rec = research.ask(
+        "plant", QUESTION, engine="ollama", on_event=lambda kind, p: events.append((kind, p))
+    )
     assert rec.status == "completed", rec.error
+    said = [p.get("status") for kind, p in events if kind == "progress"]
+    assert said.index("loading llama3.1:8b…") < said.index("planning")  # while it loads
     load, *rest = fake.requests_to("/api/chat")
     assert load["messages"] == [] and load["keep_alive"] == "30m"
     assert all(b["keep_alive"] == "30m" for b in rest)
@@ -319,3 +324,19 @@ def test_the_page_says_what_the_model_could_not_see_and_an_answer_lost_in_thinki
     (warning,) = at.warning
     assert "could not see all the evidence" in warning.value and "1,027 tokens" in warning.value
     assert "spent its reply thinking" in at.error[0].value
+
+
+def test_a_file_of_dense_chunks_is_ingested_and_its_report_says_they_were_cut(
+    bench: Workbench, fake_ollama: FakeOllama
+) -> None:
+    """Chinese has no spaces: a 200-word chunk runs to thousands of characters, beyond
+    nomic-embed-text's window; the 400 had failed the whole file."""
+    from ingest.pipeline import Ingestor
+
+    bench.settings.ollama_host = fake_ollama.url
+    fake_ollama.state.embed_context, fake_ollama.state.chars_per_token = 2048, 1.0
+    ws = bench.create_workspace("cjk", "nomic-embed-text")
+    text = "泵每运行五百小时检查一次，技术员检查密封件和安全阀。" * 150 + "\n\nshort closing note"
+    report = Ingestor(bench).ingest_bytes(ws, text.encode(), "pump-zh.txt")
+    assert report.status == "ingested", report.error
+    assert any("embedded from their first ~1,800 tokens only" in n for n in report.notes)

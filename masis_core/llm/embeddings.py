@@ -166,6 +166,10 @@ class OllamaEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._embed([self._doc_prefix + t for t in texts])
 
+    def cut_count(self, texts: list[str]) -> int:
+        """How many of these documents the model reads only in part (its window)."""
+        return sum(1 for t in texts if capped(self._doc_prefix + t) != self._doc_prefix + t)
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_queries([text])[0]
 
