@@ -134,6 +134,7 @@ def test_a_prompt_the_server_cut_flags_the_run(setup, bench: Workbench) -> None:
     rec = ask(research)
     synth = node(rec, "synthesizer")
     assert synth["prompt_cut"] is True
+    assert rec.metrics["prompt_cut"] is True  # the run is flagged, not only the step
     assert any("could not see all the evidence: it read 1,027 tokens" in n for n in synth["notes"])
     assert "The question again" in fake.state.seen[1] and "<|system|>" not in fake.state.seen[1]
 
