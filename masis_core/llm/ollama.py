@@ -188,8 +188,8 @@ class ModelFacts:
 
 
 def model_facts(settings: Settings, model: str) -> ModelFacts:
-    """The trained window and whether it thinks; an unknown answer is no facts (never raises
-    but for a missing model, which is said as ``present=False``)."""
+    """The trained window and whether it thinks. Never raises: a missing model is
+    ``present=False``, a server that cannot say is no facts (the defaults then apply)."""
     quick = httpx.Timeout(
         min(settings.ollama_timeout_s, SHOW_TIMEOUT_S), connect=settings.ollama_connect_timeout_s
     )
