@@ -58,7 +58,7 @@ def test_fresh_start_shows_offline_mode_and_how_to_switch(app: AppTest) -> None:
     at = app.run()
     assert not at.exception
     assert "Offline extractive mode" in sidebar_text(at)
-    assert "ollama pull llama3" in at.sidebar.code[0].value
+    assert "ollama pull llama3.1:8b" in at.sidebar.code[0].value
     assert "ollama pull nomic-embed-text" in at.sidebar.code[0].value
     assert any("No workspace yet" in w.value for w in at.sidebar.warning)
 

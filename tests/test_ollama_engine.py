@@ -81,7 +81,7 @@ def test_missing_chat_model_fails_clearly_and_the_run_resumes(setup) -> None:
     fake.state.models = ["nomic-embed-text:latest"]
     rec = ask(research)
     assert rec.status == "failed"
-    assert "ollama pull llama3" in rec.error
+    assert "ollama pull llama3.1:8b" in rec.error
     fake.state.models.append("llama3:latest")
     fake.state.default_reply = replies(
         draft(("The pump is inspected every 500 operating hours.", [1]))
