@@ -27,6 +27,7 @@ from ingest.ocr import OcrOptions
 from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
+from masis_core.llm.embeddings import MAX_EMBED_TOKENS, OllamaEmbedder
 from masis_core.retrieval.bm25 import keyword_columns
 from masis_core.retrieval.store import chunk_id
 from masis_core.storage.owners import current_owner, owner_alive
@@ -687,6 +688,7 @@ class Ingestor:
             report.error = f"not stored: {reason}"
             return report
         report.chunks = len(chunks)
+        self._note_cut(ws, chunks, report)
         self._attachments(ws, display, parsed.attachments, report)
         return report
 
@@ -699,6 +701,19 @@ class Ingestor:
             done = self.ingest_source(ws, Source.of_bytes(f"{display} › {name}", data))
             why = f" ({done.error})" if done.error else ""
             report.notes.append(f"attachment {display_name(name)}: {done.status}{why}")
+
+    def _note_cut(self, ws: Workspace, chunks: list[Chunk], report: FileReport) -> None:
+        """Chunks an Ollama embedder read only in part (dense or CJK text beyond its window):
+        said in the file's report, as the embedder logged them."""
+        embedder = self.bench.embedder(ws.embed_model)
+        if not isinstance(embedder, OllamaEmbedder):
+            return
+        cut = embedder.cut_count([flat(c.text) for c in chunks])
+        if cut:
+            report.notes.append(
+                f"{cut} chunks embedded from their first ~{MAX_EMBED_TOKENS:,} tokens only "
+                f"({embedder.model}'s window); their whole text is kept and keyword-searched"
+            )
 
     def _store(
         self,

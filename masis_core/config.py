@@ -2,15 +2,43 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import urllib.parse
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from masis_core.errors import ConfigError
 from masis_core.modes import Mode
+
+DURATION = re.compile(r"-?\d+|-?(\d+(\.\d+)?(h|m|s|ms))+")
+
+
+def ollama_url(host: str) -> str:
+    """An Ollama address as ollama-python's ``_parse_host`` reads it: no scheme means
+    ``http``, no port means 11434 (80/443 with an explicit scheme), a trailing slash goes.
+    Without this ``OLLAMA_HOST=0.0.0.0:11434`` made httpx refuse the probe and auto mode went
+    offline as if Ollama were down."""
+    port = 11434
+    scheme, _, hostport = host.strip().partition("://")
+    if not hostport:
+        scheme, hostport = "http", host.strip()
+    elif scheme in ("http", "https"):
+        port = 80 if scheme == "http" else 443
+    split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    name = split.hostname or "127.0.0.1"
+    port = split.port or port
+    try:
+        if isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address):
+            name = f"[{name}]"
+    except ValueError:
+        pass
+    path = split.path.strip("/")
+    return f"{scheme}://{name}:{port}/{path}" if path else f"{scheme}://{name}:{port}"
 
 
 class Settings(BaseSettings):
@@ -29,15 +57,39 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("OLLAMA_HOST", "MASIS_OLLAMA_HOST"),
         description="Ollama's address (Ollama's own variable `OLLAMA_HOST`).",
     )
-    chat_model: str = Field("llama3", description="Ollama chat model.")
+    chat_model: str = Field(
+        "llama3.1:8b",
+        description="Ollama chat model; left unset, auto mode takes the first installed of "
+        "a preference list when this one is not installed.",
+    )
     embed_model: Literal["auto", "wordllama", "nomic-embed-text"] = Field(
         "auto", description="Embedder for new workspaces."
     )
-    ollama_timeout_s: float = Field(
-        120.0, description="Seconds to wait for one Ollama chat or embedding call."
+    ollama_think: Literal["false", "true", "low", "medium", "high"] = Field(
+        "false",
+        description="Whether a thinking model thinks before it answers (gpt-oss cannot stop: "
+        "`false` asks it for `low`).",
     )
-    ollama_num_ctx: int = Field(
-        8192, ge=8192, description="Context window asked of Ollama (its default 2048 is too small)."
+    ollama_timeout_s: float = Field(
+        300.0, gt=0, description="Seconds to wait for Ollama's next bytes (a load counts)."
+    )
+    ollama_connect_timeout_s: float = Field(
+        5.0, gt=0, description="Seconds to wait for a connection to Ollama."
+    )
+    ollama_keep_alive: str = Field(
+        "30m", description="How long Ollama keeps the model loaded after a call (`-1`: always)."
+    )
+    ollama_num_ctx: int | None = Field(
+        None,
+        ge=2048,
+        description="Context window asked of Ollama (unset: the model's trained window, "
+        "at most `MASIS_OLLAMA_MAX_CTX`).",
+    )
+    ollama_max_ctx: int = Field(
+        32768,
+        ge=2048,
+        description="The largest window asked when `MASIS_OLLAMA_NUM_CTX` is unset (its "
+        "cache grows with it: 32k of llama3.1:8b takes about 4 GB beside the weights).",
     )
     chroma_host: str | None = Field(None, description="Chroma server host (unset: embedded store).")
     chroma_port: int = Field(8000, description="Chroma server port.")
@@ -115,6 +167,20 @@ class Settings(BaseSettings):
     signin_window_s: float = Field(
         900.0, gt=0, description="Seconds over which failed sign-ins are counted."
     )
+
+    @field_validator("ollama_keep_alive")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        """Ollama reads seconds or a Go duration; anything else it would refuse per call."""
+        if not DURATION.fullmatch(value.strip()):
+            raise ValueError("give seconds (-1: always) or a duration such as 30m, 2h or 1h30m")
+        return value.strip()
+
+    @field_validator("ollama_host")
+    @classmethod
+    def _host_with_scheme(cls, value: str) -> str:
+        """``0.0.0.0:11434`` (Ollama's FAQ) read as the ollama client reads it."""
+        return ollama_url(value)
 
     @property
     def chroma_dir(self) -> Path:

@@ -33,7 +33,9 @@ Return JSON only: {{"sentences": [{{"text": "...", "citations": [1]}}]}}"""
 SYNTHESIZER_USER = """Question: {question}
 
 Evidence:
-{evidence}"""
+{evidence}
+
+The question again: {question}"""
 
 CRITIC_SYSTEM = """You review a draft answer against its numbered evidence.
 Return JSON only with: confidence (0 to 1: how fully and faithfully the evidence supports \
@@ -49,7 +51,9 @@ Draft answer:
 {answer}
 
 Evidence:
-{evidence}"""
+{evidence}
+
+The question again: {question}"""
 
 REPAIR = """Your previous reply could not be used: {error}
 Reply again with JSON only, exactly matching the schema. Previous reply:

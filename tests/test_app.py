@@ -58,7 +58,7 @@ def test_fresh_start_shows_offline_mode_and_how_to_switch(app: AppTest) -> None:
     at = app.run()
     assert not at.exception
     assert "Offline extractive mode" in sidebar_text(at)
-    assert "ollama pull llama3" in at.sidebar.code[0].value
+    assert "ollama pull llama3.1:8b" in at.sidebar.code[0].value
     assert "ollama pull nomic-embed-text" in at.sidebar.code[0].value
     assert any("No workspace yet" in w.value for w in at.sidebar.warning)
 
@@ -408,7 +408,7 @@ def test_offline_by_setting_says_to_start_again_without_it(bench) -> None:
     assert "MASIS_PROVIDER=offline was set, so Ollama is not used even when it runs" in said
     assert "start the workbench again without MASIS_PROVIDER=offline" in said
     assert at.sidebar.code[0].value.splitlines() == [
-        "ollama pull llama3",
+        "ollama pull llama3.1:8b",
         "ollama pull nomic-embed-text",
         "MASIS_PROVIDER=auto streamlit run app.py",
     ]

@@ -95,7 +95,7 @@ def test_ollama_slower_than_the_time_out_then_resumes(ollama_run, bench) -> None
     fake.state.hang = threading.Event()
     rec = ask(research)
     assert rec.status == "failed"
-    assert "did not answer in time for 'llama3'" in rec.error
+    assert "did not answer in time for 'llama3.1:8b'" in rec.error
     assert research.store.get(rec.run_id).status == "failed"
     fake.state.hang.set()
     fake.state.hang = None

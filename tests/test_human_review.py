@@ -142,10 +142,13 @@ def test_an_ollama_draft_is_not_offered_as_passages(bench, fake_ollama) -> None:
     """A model's draft is prose cut into paragraphs where its citations change, not passages
     of one place each, and its critic reads the whole answer: the review offers no lead."""
     research, fake = ollama_plant(bench, fake_ollama)
+    schedule = b"The pump inspection happens every 500 operating hours, says the schedule."
+    ws = bench.open_workspace("plant", create=False)
+    Ingestor(bench).ingest_bytes(ws, schedule, "schedule.txt")
     fake.state.default_reply = replies(
         draft(
             ("The technician checks the seals and the relief valve.", [1]),
-            ("Inspections happen every 500 operating hours.", []),
+            ("Inspections happen every 500 operating hours.", [2]),  # a citation is required
         ),
         review={**REVIEW_OK, "confidence": 0.3},
     )

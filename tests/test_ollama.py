@@ -81,19 +81,19 @@ def test_probe_lists_models_and_says_what_to_run(fake_ollama: FakeOllama) -> Non
 def test_auto_picks_ollama_only_when_it_has_the_model(fake_ollama: FakeOllama) -> None:
     settings = Settings(provider="auto", ollama_host=fake_ollama.url)
     assert resolve_provider(settings).mode == "ollama"
-    assert resolve_provider(settings).label == "Ollama · llama3"
+    assert resolve_provider(settings).label == "Ollama · llama3.1:8b"
     assert resolve_embedder_name("auto", settings) == NOMIC
 
-    fake_ollama.state.models = ["mistral:latest"]
+    fake_ollama.state.models = ["tinyllama:latest"]
     offline = resolve_provider(settings)
     assert offline.mode == "offline"
-    assert "ollama pull llama3" in offline.reason
+    assert "ollama pull llama3.1:8b" in offline.reason
     assert resolve_embedder_name("auto", settings) == WORDLLAMA
 
     down = resolve_provider(Settings(provider="auto", ollama_host=DEAD_HOST))
     assert down.mode == "offline"
     assert down.label == "Offline extractive mode"
-    assert down.enable_commands == ["ollama pull llama3", "ollama pull nomic-embed-text"]
+    assert down.enable_commands == ["ollama pull llama3.1:8b", "ollama pull nomic-embed-text"]
 
     forced = resolve_provider(Settings(provider="ollama", ollama_host=DEAD_HOST))
     assert (forced.mode, forced.ready) == ("ollama", False)
@@ -104,7 +104,7 @@ def test_chat_model_factory_asks_for_a_large_context(fake_ollama: FakeOllama) ->
     model = chat_model(Settings(ollama_host=fake_ollama.url))
     assert model.invoke("hi").content == "Hello from the fake."
     body = fake_ollama.requests_to("/api/chat")[0]
-    assert body["model"] == "llama3"
+    assert body["model"] == "llama3.1:8b"
     assert body["options"]["num_ctx"] >= 8192
     assert body["options"]["temperature"] == 0
 

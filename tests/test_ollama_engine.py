@@ -33,7 +33,7 @@ def test_fabricated_citation_is_removed_and_triggers_a_retry(setup) -> None:
     first_eval = next(t for t in rec.trace if t["node"] == "evaluator")
     assert first_eval["citation_violations"] == ["[99]"]
     synth_request = next(
-        b for b in fake.requests_to("/api/chat") if b["format"].get("title") == "Draft"
+        b for b in fake.requests_to("/api/chat") if (b.get("format") or {}).get("title") == "Draft"
     )
     prompt = " ".join(m["content"] for m in synth_request["messages"])
     assert "[1] (pump.txt, p. 1)" in prompt
@@ -81,7 +81,7 @@ def test_missing_chat_model_fails_clearly_and_the_run_resumes(setup) -> None:
     fake.state.models = ["nomic-embed-text:latest"]
     rec = ask(research)
     assert rec.status == "failed"
-    assert "ollama pull llama3" in rec.error
+    assert "ollama pull llama3.1:8b" in rec.error
     fake.state.models.append("llama3:latest")
     fake.state.default_reply = replies(
         draft(("The pump is inspected every 500 operating hours.", [1]))

@@ -121,7 +121,11 @@ def mode_badge() -> None:
             "workbench again without MASIS_PROVIDER=offline:"
         )
     else:
-        st.caption("To switch to Ollama mode, install Ollama, then run:")
+        st.caption(
+            "To switch to Ollama mode, install Ollama, then run the commands below (a "
+            "recommended chat model you already have, such as qwen3.5 or gemma4, is used "
+            "instead of the first; see docs/ollama.md):"
+        )
     st.code("\n".join(status.enable_commands), language="bash")
 
 

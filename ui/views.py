@@ -119,7 +119,8 @@ def panel_label(entry: dict[str, Any]) -> str:
 
 
 def node_panel(entry: dict[str, Any]) -> None:
-    failed = bool(entry.get("error")) or entry.get("warning") == "no_qualifying_evidence"
+    failed = bool(entry.get("error") or entry.get("prompt_cut"))
+    failed = failed or entry.get("warning") == "no_qualifying_evidence"
     with st.status(panel_label(entry), state="error" if failed else "complete", expanded=False):
         heads = [(k, entry[k]) for k in HEADLINE if entry.get(k) is not None]
         if heads:
@@ -128,6 +129,8 @@ def node_panel(entry: dict[str, Any]) -> None:
         # Errors, queries, phrasings and the strategy can quote documents or model output.
         if entry.get("error"):
             st.error(untrusted(entry["error"]))
+        for note in entry.get("notes") or []:  # what the model could not see
+            st.warning(untrusted(note))
         if entry.get("reason"):
             st.caption(f"Retry reason: {untrusted(entry['reason'])}")
         for failure in entry.get("errors") or []:
@@ -140,7 +143,7 @@ def node_panel(entry: dict[str, Any]) -> None:
             )
         if entry.get("strategy"):
             st.caption(f"Strategy: {untrusted(entry['strategy'])}")
-        shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors")
+        shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors", "notes")
         rest = {k: v for k, v in entry.items() if k not in shown}
         if rest:
             # JSON shows strings as they are: only the bidi controls go.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -24,10 +25,23 @@ class StepResult:
     value: Any
     error: str | None = None
     calls: int = 0
+    # What the analyst should know of the model's view: passages left out to fit its window,
+    # a prompt the server cut (``prompt_cut``), an answer lost in the model's thinking.
+    notes: list[str] = field(default_factory=list)
+    prompt_cut: bool = False
+
+    def trace_fields(self) -> dict[str, Any]:
+        """The notes and the flag for the node's trace entry, only when there are any."""
+        fields: dict[str, Any] = {"notes": self.notes} if self.notes else {}
+        return {**fields, "prompt_cut": True} if self.prompt_cut else fields
 
 
 class Engine(Protocol):
     name: str
+
+    def warm(self, say: Callable[[str], None]) -> str | None:
+        """Load the model before the first call, saying so; a note for the trace or None."""
+        ...
 
     def plan(self, question: str, web_enabled: bool) -> StepResult:
         """``value``: {alternatives, rag_queries, web_queries, strategy}."""
@@ -97,6 +111,9 @@ class OfflineEngine:
     """Deterministic, no model: the engine of a fresh machine."""
 
     name = "offline"
+
+    def warm(self, say: Callable[[str], None]) -> str | None:
+        return None  # nothing to load
 
     def plan(self, question: str, web_enabled: bool) -> StepResult:
         alts = clean_alternatives(question, offline.alternatives(question))

@@ -9,6 +9,7 @@ with a message saying what to run, and can be resumed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar, cast
 
@@ -27,7 +28,16 @@ from masis_core.answers.followup import Rewrite, Turn, history_text, offline_rew
 from masis_core.answers.questions import MAX_QUERY_CHARS, MAX_WEB_QUERY_CHARS
 from masis_core.config import Settings
 from masis_core.errors import MalformedOutput, ProviderError
-from masis_core.llm.ollama import call_ollama, chat_model
+from masis_core.llm.ollama import (
+    call_ollama,
+    chat_model,
+    choose_chat_model,
+    context_window,
+    model_facts,
+    probe,
+    think_value,
+    warm,
+)
 from masis_core.state import Critique, Evidence
 from masis_core.text.sentences import defang
 
@@ -35,20 +45,22 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 
+# Every field is required: Ollama turns the schema into a grammar, and a field with a default
+# is one the model may leave out (``{}`` had been a plan, a sentence without citations a draft).
 class StrategicPlan(BaseModel):
-    rag_queries: list[str] = Field(default_factory=list)
-    web_queries: list[str] = Field(default_factory=list)
-    alternatives: list[str] = Field(default_factory=list)
-    strategy: str = ""
+    rag_queries: list[str]
+    web_queries: list[str]
+    alternatives: list[str]
+    strategy: str
 
 
 class CitedSentence(BaseModel):
     text: str
-    citations: list[int] = Field(default_factory=list)
+    citations: list[int] = Field(min_length=1)
 
 
 class Draft(BaseModel):
-    sentences: list[CitedSentence]
+    sentences: list[CitedSentence] = Field(min_length=1)
 
 
 class Standalone(BaseModel):
@@ -56,26 +68,84 @@ class Standalone(BaseModel):
 
 
 class Conflict(BaseModel):
-    topic: str = ""
-    sources: list[int] = Field(default_factory=list)
+    topic: str
+    sources: list[int]
 
 
 class Review(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
-    unsupported_claims: list[str] = Field(default_factory=list)
-    logical_gaps: list[str] = Field(default_factory=list)
-    hallucination: bool = False
-    conflicts: list[Conflict] = Field(default_factory=list)
-    recommend_retry: bool = False
+    unsupported_claims: list[str]
+    logical_gaps: list[str]
+    hallucination: bool
+    conflicts: list[Conflict]
+    recommend_retry: bool
+
+
+CHARS_PER_TOKEN = 3  # conservative: English runs near 4, dense text and other scripts fewer
+MAX_CHARS_PER_TOKEN = 8  # no tokenizer packs prose tighter: fewer tokens seen means a cut
+OUTPUT_RESERVE = 1024  # tokens kept free for the JSON answer
+THINKING_RESERVE = 3072  # and for the thoughts before it, when the model thinks
+
+
+def evidence_line(n: int, ev: Evidence) -> str:
+    at = ev.get("place") or f"p. {ev.get('page_start')}"
+    where = ev.get("url") or f"{ev.get('filename')}, {at}"
+    return f"[{n}] ({where}) {defang(ev.get('text', ''))}"
 
 
 def number_evidence(evidence: list[Evidence]) -> str:
-    lines = []
+    return "\n\n".join(evidence_line(n, ev) for n, ev in enumerate(evidence, start=1))
+
+
+def fit_evidence(evidence: list[Evidence], room: int) -> list[Evidence]:
+    """The best-ranked passages whose lines fit ``room`` characters, in their order (so their
+    numbers stay those the evaluator reads); at least the first one, cut to fit."""
+    kept: list[Evidence] = []
+    used = 0
     for n, ev in enumerate(evidence, start=1):
-        at = ev.get("place") or f"p. {ev.get('page_start')}"
-        where = ev.get("url") or f"{ev.get('filename')}, {at}"
-        lines.append(f"[{n}] ({where}) {defang(ev.get('text', ''))}")
-    return "\n\n".join(lines)
+        used += len(evidence_line(n, ev)) + 2
+        if used > room:
+            break
+        kept.append(ev)
+    if not kept and evidence:
+        first = evidence[0]
+        kept = [cast(Evidence, {**first, "text": first.get("text", "")[: max(room - 200, 400)]})]
+    return kept
+
+
+def shift_limit(num_ctx: int, keep: int) -> int:
+    """How many tokens Ollama keeps of a prompt longer than the window: ``num_keep`` (4, 5
+    with the BOS token) and the end, about half the window (``contextShiftPromptLimit``)."""
+    return num_ctx - max((num_ctx - keep) // 2, 1)
+
+
+def prompt_cut(seen: int | None, sent_chars: int, num_ctx: int) -> bool:
+    """Whether the server saw less than it was sent: ``prompt_eval_count`` at the length a
+    cut leaves, or fewer tokens than the text could be."""
+    if not seen:
+        return False
+    cut_to = {shift_limit(num_ctx, keep) for keep in (4, 5)}
+    return seen in cut_to or seen * MAX_CHARS_PER_TOKEN < sent_chars
+
+
+def reply_problem(raw: Any) -> str | None:
+    """A reply that is unusable whatever parsed: cut off at the window (``done_reason:
+    "length"``: the JSON parser would close its brackets), or all of it in the thinking."""
+    if raw is None:
+        return None
+    meta = getattr(raw, "response_metadata", None) or {}
+    if meta.get("done_reason") == "length":
+        return (
+            "the reply was cut off at the length limit (done_reason: length) before its JSON "
+            "was complete"
+        )
+    thought = str((getattr(raw, "additional_kwargs", None) or {}).get("reasoning_content") or "")
+    if thought.strip() and not str(getattr(raw, "content", "")).strip():
+        return (
+            f"the model spent its reply thinking ({len(thought):,} characters of thoughts) and "
+            "gave no answer; set MASIS_OLLAMA_THINK=false (or low) to let it answer"
+        )
+    return None
 
 
 class OllamaEngine:
@@ -83,41 +153,100 @@ class OllamaEngine:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.model = chat_model(settings)
+        self.chat_name = settings.chat_model
+        facts = model_facts(settings, self.chat_name)
+        if not facts.present:  # left at the default and not installed: one it has
+            chosen = choose_chat_model(settings, probe(settings.ollama_host))
+            if chosen != self.chat_name:
+                self.chat_name, facts = chosen, model_facts(settings, chosen)
+        self.num_ctx = context_window(settings, facts)
+        thinking = facts.thinks and think_value(settings, self.chat_name) is not False
+        self.reserve = OUTPUT_RESERVE + (THINKING_RESERVE if thinking else 0)
+        self.model = chat_model(settings, model=self.chat_name, num_ctx=self.num_ctx)
         self._fallback = OfflineEngine()
 
-    def _structured(self, schema: type[M], messages: list) -> tuple[M, int]:
-        """One call, one repair attempt on malformed output; MalformedOutput after that."""
+    def warm(self, say: Callable[[str], None]) -> str | None:
+        """Load the model first (a cold load can take minutes): the trace says so."""
+        say(f"loading {self.chat_name}…")
+        warm(self.settings, self.chat_name)
+        return f"loading {self.chat_name}… ready (window {self.num_ctx:,} tokens)"
+
+    def _fit(self, fixed: str, evidence: list[Evidence]) -> tuple[list[Evidence], list[str]]:
+        """Passages that fit the window beside ``fixed`` text and the answer's reserve; the
+        lowest ranked go first, and the note says how many."""
+        room = (self.num_ctx - self.reserve) * CHARS_PER_TOKEN - len(fixed)
+        kept = fit_evidence(evidence, room)
+        if kept == evidence:
+            return kept, []
+        left = len(evidence) - len(kept)
+        what = (
+            f"{left} of {len(evidence)} passages left out (the lowest ranked, from "
+            f"[{len(kept) + 1}])"
+            if left
+            else "passage [1] cut short"
+        )
+        return kept, [
+            f"the model could not see all the evidence: {what} to fit {self.chat_name}'s "
+            f"{self.num_ctx:,}-token window with room for the answer; raise "
+            "MASIS_OLLAMA_NUM_CTX or use a model with a longer window to give it all"
+        ]
+
+    def _structured(self, schema: type[M], messages: list, said: StepResult) -> M:
+        """One call, one repair attempt on malformed output; MalformedOutput after that.
+        ``said`` gets the calls made and what the server's counts say the model saw."""
         runnable = self.model.with_structured_output(schema, method="json_schema", include_raw=True)
         for calls in (1, 2):
+            said.calls = calls
             out = cast(
                 dict[str, Any],
                 call_ollama(
                     partial(runnable.invoke, messages),
                     host=self.settings.ollama_host,
-                    model=self.settings.chat_model,
+                    model=self.chat_name,
                 ),
             )
-            parsed, error = out.get("parsed"), out.get("parsing_error")
             raw = out.get("raw")
-            raw_text = getattr(raw, "content", "") if raw is not None else ""
+            self._check_seen(raw, messages, said)
+            error = reply_problem(raw) or out.get("parsing_error")
+            parsed = out.get("parsed")
             if parsed is not None and error is None:
-                return cast(M, parsed), calls
-            if parsed is None and error is None:
-                error = "empty reply"
+                return cast(M, parsed)
+            error = error or "empty reply"
             log.warning(
                 "malformed %s from the model (attempt %d): %s", schema.__name__, calls, error
             )
-            messages = [
-                *messages,
-                AIMessage(content=str(raw_text)[:4000]),
-                HumanMessage(
-                    content=prompts.REPAIR.format(error=str(error)[:500], raw=str(raw_text)[:2000])
-                ),
-            ]
+            messages = self._repair(messages, raw, str(error))
         raise MalformedOutput(
-            f"{self.settings.chat_model} returned malformed {schema.__name__} twice "
-            f"(last error: {str(error)[:200]})"
+            f"{self.chat_name} returned malformed {schema.__name__} twice "
+            f"(last error: {str(error)[:300]})"
+        )
+
+    @staticmethod
+    def _repair(messages: list, raw: Any, error: str) -> list:
+        """The request again with the reply and what was wrong with it; a reply cut at the
+        window is not repeated back (it would only fill the window again)."""
+        raw_text = str(getattr(raw, "content", "") if raw is not None else "")
+        if "done_reason: length" in error:
+            return messages
+        return [
+            *messages,
+            AIMessage(content=raw_text[:4000]),
+            HumanMessage(content=prompts.REPAIR.format(error=error[:500], raw=raw_text[:2000])),
+        ]
+
+    def _check_seen(self, raw: Any, messages: list, said: StepResult) -> None:
+        """Compare ``prompt_eval_count`` with what was sent; a cut prompt flags the step."""
+        usage = getattr(raw, "usage_metadata", None) or {}
+        seen = usage.get("input_tokens")
+        sent = sum(len(str(m.content)) for m in messages)
+        if said.prompt_cut or not prompt_cut(seen, sent, self.num_ctx):
+            return
+        said.prompt_cut = True
+        said.notes.append(
+            f"the model could not see all the evidence: it read {seen:,} tokens of a prompt of "
+            f"about {sent // CHARS_PER_TOKEN:,} (Ollama cut it to fit the {self.num_ctx:,}-token "
+            "window, losing instructions, the question or passages); raise "
+            "MASIS_OLLAMA_NUM_CTX or use a model with a longer window"
         )
 
     # -- planner ------------------------------------------------------------------------
@@ -129,13 +258,13 @@ class OllamaEngine:
             SystemMessage(prompts.PLANNER_SYSTEM.format(web_state="ON" if web_enabled else "OFF")),
             HumanMessage(prompts.PLANNER_USER.format(question=question)),
         ]
+        said = StepResult(None)
         try:
-            plan, calls = self._structured(StrategicPlan, messages)
+            plan = self._structured(StrategicPlan, messages, said)
         except MalformedOutput as exc:
-            value = {"alternatives": [], **default_allocation(question, [], web_enabled)}
-            return StepResult(
-                value, error=f"query expansion failed, using the question: {exc}", calls=2
-            )
+            said.value = {"alternatives": [], **default_allocation(question, [], web_enabled)}
+            said.error = f"query expansion failed, using the question: {exc}"
+            return said
         alts = clean_alternatives(question, plan.alternatives)
         value = default_allocation(question, alts, web_enabled)
         extra = [q[:MAX_QUERY_CHARS] for q in plan.rag_queries if q.strip()][:3]
@@ -143,31 +272,35 @@ class OllamaEngine:
         if web_enabled:
             value["web_queries"] = [q[:MAX_WEB_QUERY_CHARS] for q in plan.web_queries[:5]]
         value["strategy"] = plan.strategy or value["strategy"]
-        return StepResult({"alternatives": alts, **value}, calls=calls)
+        said.value = {"alternatives": alts, **value}
+        return said
 
     # -- synthesizer --------------------------------------------------------------------
     def synthesize(self, question: str, evidence: list[Evidence], strategy: str) -> StepResult:
+        """A cited draft from the passages that fit the window (the question is repeated after
+        them: a long prompt's end is what a model reads best)."""
+        system = prompts.SYNTHESIZER_SYSTEM.format(strategy=strategy or "none given")
+        fixed = system + prompts.SYNTHESIZER_USER.format(question=question * 2, evidence="")
+        shown, notes = self._fit(fixed, evidence)
         messages = [
-            SystemMessage(prompts.SYNTHESIZER_SYSTEM.format(strategy=strategy or "none given")),
+            SystemMessage(system),
             HumanMessage(
-                prompts.SYNTHESIZER_USER.format(
-                    question=question, evidence=number_evidence(evidence)
-                )
+                prompts.SYNTHESIZER_USER.format(question=question, evidence=number_evidence(shown))
             ),
         ]
+        said = StepResult(None, notes=notes)
         try:
-            draft, calls = self._structured(Draft, messages)
+            draft = self._structured(Draft, messages, said)
         except MalformedOutput as exc:
-            fallback = self._fallback.synthesize(question, evidence, strategy)
-            return StepResult(
-                fallback.value, error=f"{exc}; extractive answer used instead", calls=2
-            )
-        parts = [
+            said.value = self._fallback.synthesize(question, evidence, strategy).value
+            said.error = f"{exc}; extractive answer used instead"
+            return said
+        said.value = [
             {"text": s.text.strip(), "citations": list(dict.fromkeys(s.citations))}
             for s in draft.sentences
             if s.text.strip()
         ]
-        return StepResult(parts, calls=calls)
+        return said
 
     # -- follow-ups ---------------------------------------------------------------------
     def condense(self, follow_up: str, history: list[Turn]) -> StepResult:
@@ -183,14 +316,15 @@ class OllamaEngine:
                 )
             ),
         ]
+        said = StepResult(None)
         try:
-            out, calls = self._structured(Standalone, messages)
+            out = self._structured(Standalone, messages, said)
         except (ProviderError, ValidationError) as exc:  # down, missing model, malformed
             return self._offline_condense(follow_up, history, str(exc), 2)
         problem = usable_rewrite(out.question, follow_up, history)
         if problem is not None:
-            return self._offline_condense(follow_up, history, problem, calls)
-        return StepResult(Rewrite(" ".join(out.question.split()), "model"), calls=calls)
+            return self._offline_condense(follow_up, history, problem, said.calls)
+        return StepResult(Rewrite(" ".join(out.question.split()), "model"), calls=said.calls)
 
     def _offline_condense(
         self, follow_up: str, history: list[Turn], problem: str, calls: int
@@ -201,22 +335,34 @@ class OllamaEngine:
         return StepResult(value, error=problem, calls=calls)
 
     # -- critic -------------------------------------------------------------------------
-    def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:
+    def _review(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:
+        """The model's review of the draft against the passages that fit the window; the
+        rule-based critic's when its replies are malformed (``value`` then a Critique)."""
+        fixed = prompts.CRITIC_SYSTEM + prompts.CRITIC_USER.format(
+            question=question * 2, answer=answer, evidence=""
+        )
+        shown, notes = self._fit(fixed, evidence)
         messages = [
             SystemMessage(prompts.CRITIC_SYSTEM),
             HumanMessage(
                 prompts.CRITIC_USER.format(
-                    question=question, answer=answer, evidence=number_evidence(evidence)
+                    question=question, answer=answer, evidence=number_evidence(shown)
                 )
             ),
         ]
+        said = StepResult(None, notes=notes)
         try:
-            review, calls = self._structured(Review, messages)
+            said.value = self._structured(Review, messages, said)
         except (MalformedOutput, ValidationError) as exc:
-            fallback = self._fallback.critique(question, answer, evidence)
-            return StepResult(
-                fallback.value, error=f"{exc}; rule-based critic used instead", calls=2
-            )
+            said.value = self._fallback.critique(question, answer, evidence).value
+            said.error = f"{exc}; rule-based critic used instead"
+        return said
+
+    def critique(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:
+        said = self._review(question, answer, evidence)
+        if said.error:
+            return said
+        review = cast(Review, said.value)
         named = []  # the model's own pairs: it reads meaning, so it names the point better
         for c in review.conflicts:
             sources = [
@@ -250,4 +396,5 @@ class OllamaEngine:
             recommend_retry=confidence < judgement.LOW_CONFIDENCE,
             confidence_model=verdict.model,
         )
-        return StepResult(value, calls=calls)
+        said.value = value
+        return said

@@ -8,7 +8,7 @@ from typing import Literal
 from masis_core.answers.engine import Engine, OfflineEngine
 from masis_core.config import Settings
 from masis_core.llm.embeddings import NOMIC
-from masis_core.llm.ollama import OllamaStatus, probe, pull_hint
+from masis_core.llm.ollama import OllamaStatus, choose_chat_model, probe, pull_hint
 
 OFFLINE_LABEL = "Offline extractive mode"
 # The restart that lets ``auto`` pick Ollama once it runs with the models.
@@ -37,7 +37,8 @@ class ProviderStatus:
 
 
 def resolve_provider(settings: Settings, status: OllamaStatus | None = None) -> ProviderStatus:
-    """``auto`` picks Ollama only when it answers and has the chat model."""
+    """``auto`` picks Ollama only when it answers and has the chat model (the configured one,
+    or when that was left at its default, the first installed of a preference list)."""
     if settings.provider == "offline":
         return ProviderStatus(
             "offline",
@@ -48,14 +49,20 @@ def resolve_provider(settings: Settings, status: OllamaStatus | None = None) -> 
             forced_offline=True,
         )
     status = status or probe(settings.ollama_host)
-    problem = status.why_not(settings.chat_model)
+    model = choose_chat_model(settings, status)
+    problem = status.why_not(model)
     if settings.provider == "ollama":
-        reason = problem or f"MASIS_PROVIDER=ollama; {settings.chat_model} is available."
-        return ProviderStatus("ollama", problem is None, reason, status, settings.chat_model)
+        reason = problem or f"MASIS_PROVIDER=ollama; {model} is available."
+        return ProviderStatus("ollama", problem is None, reason, status, model)
     if problem is None:
-        reason = f"Ollama answers at {status.host} with {settings.chat_model}."
-        return ProviderStatus("ollama", True, reason, status, settings.chat_model)
-    return ProviderStatus("offline", True, problem, status, settings.chat_model)
+        reason = f"Ollama answers at {status.host} with {model}."
+        if model != settings.chat_model:
+            reason += (
+                f" The default {settings.chat_model} is not installed; {model} is the first "
+                "installed of the recommended models (MASIS_CHAT_MODEL names another)."
+            )
+        return ProviderStatus("ollama", True, reason, status, model)
+    return ProviderStatus("offline", True, problem, status, model)
 
 
 def make_engine(settings: Settings, name: str) -> Engine:

@@ -53,4 +53,5 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     }
     if result.error:
         entry["error"] = result.error
+    entry.update(result.trace_fields())
     return {"critique": critique, "trace": [entry]}

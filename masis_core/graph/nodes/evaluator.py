@@ -78,13 +78,16 @@ def node(state: ResearchState) -> dict[str, Any]:
         "flagged": len(result["flagged"]),
         "duration_ms": t["ms"],
     }
+    metrics: dict[str, Any] = {
+        "citation_violations": result["violations"],
+        "unsupported_claims": len(unsupported),
+        "flagged_sentences": result["flagged"],
+    }
+    if any(e.get("prompt_cut") for e in state.get("trace") or []):
+        metrics["prompt_cut"] = True  # the model read less than it was sent: the run says so
     return {
         "answer": result["answer"],
         "citations": result["citations"],
-        "metrics": {
-            "citation_violations": result["violations"],
-            "unsupported_claims": len(unsupported),
-            "flagged_sentences": result["flagged"],
-        },
+        "metrics": metrics,
         "trace": [entry],
     }

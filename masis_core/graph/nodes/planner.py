@@ -26,8 +26,13 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     question = state["question"][:MAX_QUERY_CHARS]
     retry_count = int(state.get("retry_count") or 0)
     web_enabled = bool(state.get("web_enabled")) and ctx.web_search is not None
-    runtime.stream_writer({"node": "planner", "status": "planning"})
+
+    def say(status: str) -> None:
+        runtime.stream_writer({"node": "planner", "status": status})
+
     with timed() as t:
+        loaded = ctx.engine.warm(say) if retry_count == 0 else None
+        say("planning")
         planned = ctx.engine.plan(question, web_enabled)
         plan_value = dict(planned.value)
         alts = list(plan_value.get("alternatives") or [])
@@ -67,4 +72,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     }
     if plan["expansion_error"]:
         entry["error"] = plan["expansion_error"]
+    entry.update(planned.trace_fields())
+    if loaded:
+        entry["model_load"] = loaded
     return {"plan": plan, "hitl": None, "trace": [entry]}

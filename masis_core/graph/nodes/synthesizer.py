@@ -51,6 +51,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     }
     if result.error:
         entry["error"] = result.error
+    entry.update(result.trace_fields())
     # Web evidence can answer where the documents had nothing: the review is not needed.
     cleared = {"hitl": None} if hitl.get("kind") == "no_evidence" else {}
     headings = [h for _, h in sorted({p["passage"]: p.get("heading", "") for p in parts}.items())]
