@@ -31,7 +31,7 @@ from masis_core.answers import compose as composer
 from masis_core.answers import judgement, sections
 from masis_core.answers.engine import OfflineEngine
 from masis_core.answers.judgement import LOW_CONFIDENCE
-from masis_core.answers.offline import critique, render_answer
+from masis_core.answers.offline import render_answer
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
@@ -96,12 +96,11 @@ def measure(
         parts = compose(q["question"], ev) if ev else []
         answer = render_answer(parts)
         cites = citations_of(ev)
-        conf = critique(q["question"], answer, ev)["confidence"] if answer else 0.0
-        feats = (
-            judgement.features(q["question"], answer, ev, sections.ranking(q["question"], ev))
-            if answer
-            else None
-        )
+        conf, feats = 0.0, None
+        if answer:
+            section = sections.ranking(q["question"], ev)
+            verdict = judgement.judge(q["question"], answer, ev, section=section)
+            conf, feats = round(verdict.confidence, 3), verdict.features
         answerable = "gold_page" in q or "answer_terms" in q
         rows.append(
             {

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,7 +202,7 @@ def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
     """How clearly the first section won, for the judge (``judgement.features``): its
     summed z-score over the second's, its BM25 score and its reader cosine. Empty when the
     evidence has no sections (the composer then chose as before)."""
-    found, headings = today.sectioned_windows(question, evidence)
+    found, headings = _windows(question, evidence)
     if not any(len(h) > 1 for h in headings.values()):
         return {}
     ranked = rank(question, group(found, headings))
@@ -215,11 +216,33 @@ def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
     }
 
 
+_RECENT: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], Any] = OrderedDict()
+_RECENT_LOCK = threading.Lock()
+RECENT_DRAFTS = 8
+
+
+def _windows(question: str, evidence: list[Evidence]) -> tuple[list[Window], dict[int, list[str]]]:
+    """``compose.sectioned_windows``, remembered for the last few drafts: the critic reads the
+    section ranking of the evidence the synthesizer just composed from, and scoring every
+    window again (the reader over every sentence) doubled the offline engine's time."""
+    key = (question, tuple((str(ev.get("chunk_id")), hash(ev.get("text", ""))) for ev in evidence))
+    with _RECENT_LOCK:
+        if key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]  # type: ignore[no-any-return]
+    found = today.sectioned_windows(question, evidence)
+    with _RECENT_LOCK:
+        _RECENT[key] = found
+        while len(_RECENT) > RECENT_DRAFTS:
+            _RECENT.popitem(last=False)
+    return found
+
+
 def compose(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """The answer as sentences with their markers and their passage (0: the lead, 1 and 2:
     the options beside it), each passage's sentences in document order. Evidence without
     sections (one section: no heading in it) is composed as before (``compose.choose``)."""
-    found, headings = today.sectioned_windows(question, evidence)
+    found, headings = _windows(question, evidence)
     if not any(len(h) > 1 for h in headings.values()):
         chosen = today.choose(found)
     else:
