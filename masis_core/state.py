@@ -43,6 +43,9 @@ class Evidence(TypedDict, total=False):
     keyword_rank: int | None
     coverage: float
     soft: float  # soft keyword match (hybrid only): ranks, never keeps
+    # An aggregate computed over the chunk's whole table (``answers.aggregate``), on the
+    # chunk holding the row it names.
+    computed: dict[str, Any]
 
 
 class Plan(TypedDict, total=False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core.answers import judgement
+from masis_core.answers import aggregate, judgement
 from masis_core.answers.compose import compose
 from masis_core.answers.followup import standalone
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
@@ -45,7 +45,14 @@ def alternatives(question: str) -> list[str]:
 
 def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """Evidence sentences that answer the question, each with its marker(s) and passage: the
-    lead passage first, then up to two more (``masis_core.answers.compose``)."""
+    lead passage first, then up to two more (``masis_core.answers.compose``); a ranking or a
+    total computed over a whole table instead (``masis_core.answers.aggregate``), and for
+    such a question no retrieved row alone."""
+    computed = aggregate.parts(question, evidence)
+    if computed is not None:
+        return computed
+    if not aggregate.rows_allowed(question, evidence):
+        evidence = aggregate.without_rows(evidence)
     return compose(question, evidence)
 
 
@@ -86,7 +93,8 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
             if content_stems(w) and not content_stems(w) <= said
         }
     )
-    confidence = round(verdict.confidence, 3)
+    computed = aggregate.confidence(question, answer, evidence)
+    confidence = round(verdict.confidence if computed is None else computed, 3)
     return Critique(
         confidence=confidence,
         unsupported_claims=[],
@@ -94,5 +102,5 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
         hallucination=False,
         conflicts=verdict.conflicts,
         recommend_retry=confidence < judgement.LOW_CONFIDENCE,
-        confidence_model=verdict.model,
+        confidence_model=verdict.model if computed is None else "computed",
     )

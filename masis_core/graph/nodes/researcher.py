@@ -7,6 +7,7 @@ from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers import aggregate
 from masis_core.answers.followup import standalone
 from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
@@ -133,6 +134,17 @@ def _vocabulary(
     return vocabulary_check(keywords, standalone(state["question"]), passages)
 
 
+def _computed(ctx: RunContext, state: ResearchState, evidence: list[Evidence]) -> list[Evidence]:
+    """The evidence with a ranking or total the question asks computed over each retrieved
+    table read whole, from this workspace's own collection (``answers.aggregate``)."""
+    ws_id, model = state["workspace_id"], state["embed_model"]
+    return aggregate.attach(
+        state["question"],
+        evidence,
+        lambda doc_id: ctx.bench.store.document_chunks(model, ws_id, doc_id),
+    )
+
+
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
     model = state["embed_model"]
@@ -158,6 +170,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         quality_fallback = bool(scored) and not good
         chosen = scored if quality_fallback else good
     evidence = [to_evidence(c, q, why) for c, why, q in chosen]
+    evidence = _computed(ctx, state, evidence)
     reasons = [why for _, why, _ in chosen]
     entry: dict[str, Any] = {
         "node": "researcher",
