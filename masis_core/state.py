@@ -135,6 +135,9 @@ class ResearchInput(TypedDict, total=False):
     trusted_domains: list[str] | None
     retrieval_mode: Mode | None
     max_retries: int | None
+    # A thread's run whose question leans on the thread: the searches that carry its subject
+    # (``answers.followup.thread_subject``).
+    subject: list[str]
     retry_count: int
     status: RunStatus
     draft_answer: str | None

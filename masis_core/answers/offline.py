@@ -10,7 +10,7 @@ from typing import Any
 
 from masis_core.answers import aggregate, judgement
 from masis_core.answers.compose import compose
-from masis_core.answers.followup import standalone
+from masis_core.answers.followup import standalone, subject_queries
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
@@ -30,7 +30,10 @@ def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
 
 
 def alternatives(question: str) -> list[str]:
-    """Rule-based expansion: the question's content words, then the same without question form."""
+    """Rule-based expansion: the question's content words, then the same without question form;
+    for a follow-up that leans on the thread, its subject (``followup.subject_queries``)."""
+    if subject := subject_queries(question):
+        return [q[:MAX_ALTERNATIVE_CHARS] for q in subject]
     q = question[:MAX_QUERY_CHARS]
     terms = sorted(keywords(q), key=q.lower().find)
     alts = []

@@ -40,6 +40,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             "strategy": "The workspace has no documents yet: every query goes to the web.",
         }
     rag = [q[:MAX_QUERY_CHARS] for q in plan_value.get("rag_queries", [question])]
+    rag += [q[:MAX_QUERY_CHARS] for q in state.get("subject") or []] if rag else []
     augmented = False
     if retry_count > 0 and rag:
         focused = augmented_query(question, state.get("critique") or {})
