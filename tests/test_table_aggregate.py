@@ -139,3 +139,16 @@ def test_ties_an_unlabelled_total_and_a_guess() -> None:
     assert done["left_out"] == 1 and done["certain"]
     assert row_line(done["row"], text) == "1 | USA | 46 | 37 | 38 | 121"
     assert compute("Which country has the lowest gold or silver count?", whole)["certain"] is False  # type: ignore[index]
+
+
+def test_a_figure_in_the_question_names_a_row_not_an_aggregate() -> None:
+    """Held-out table questions: "the grade point average of student 1" had been answered
+    "Average GRADE over the table's 18 rows" at 95%; a figure the question gives names the
+    row it asks about."""
+    text = "spector\nOBS | GPA | GRADE\n\n1 | 2.66 | 0\n2 | 2.89 | 0\n3 | 3.28 | 1"
+    whole = Whole("d", parse(text), ["c"] * 3, {"c": (text, {})})  # type: ignore[arg-type]
+    question = "What was the grade point average of student 1?"
+    assert compute(question, whole) is None
+    assert compute("What was the average grade?", whole) is not None
+    parts = extract_answer(question, [chunk(text, "rows 2–4")])
+    assert parts[0]["text"] == "OBS: 1; GPA: 2.66; GRADE: 0"

@@ -159,24 +159,22 @@ def _value_column(table: Table, question: str, word: str, numbers: list[int]) ->
 
 
 def _named_rows(table: Table, question: str, label: int) -> list[int] | None:
-    """The rows the question narrows to by a figure or a name it gives outside the table's
-    head; None when it names none (or none of the table's rows)."""
-    head = _head(table)
-    figures = _figures(question) - _figures(head)
-    names = _names(question) - content_stems(head)
-    keep = list(range(len(table.rows)))
-    if figures:
-        held = [i for i in keep if figures <= _figures(table.rows[i])]
-        keep = held or keep
-    if names:
-        held = [i for i in keep if names & content_stems(_cells(table.rows[i])[label])]
-        keep = held or keep
-    return None if len(keep) == len(table.rows) else keep
+    """The rows the question narrows to by a name it gives outside the table's head; None
+    when it names none (or none of the table's rows)."""
+    names = _names(question) - content_stems(_head(table))
+    if not names:
+        return None
+    held = [i for i, row in enumerate(table.rows) if names & content_stems(_cells(row)[label])]
+    return held if held and len(held) < len(table.rows) else None
 
 
-def names_one_row(table: Table, question: str) -> bool:
-    """The question asks about one row it names ("How many bronze medals did Kenya win?"):
-    a lookup, which the rows answer, not an aggregate."""
+def lookup(table: Table, question: str) -> bool:
+    """The question asks about a row it names, a lookup the rows answer, not an aggregate:
+    by a figure outside the table's head ("the grade point average of student 1", "the
+    county with a population of 677": both had been computed over every row), or by the
+    name of one row ("How many bronze medals did Kenya win?")."""
+    if _figures(question) - _figures(_head(table)):
+        return True
     numbers = _numeric_columns(_frame(table))
     named = _named_rows(table, question, _label_column(table, question, numbers))
     return named is not None and len(named) == 1
@@ -215,9 +213,9 @@ def compute(question: str, whole: Whole) -> dict[str, Any] | None:
         op = "sum"  # "How many bronze medals were won?": the column's figures added up
     if column < 0 and op != "count":
         return None
-    named = _named_rows(table, question, label)
-    if named is not None and len(named) == 1:
+    if lookup(table, question):
         return None
+    named = _named_rows(table, question, label)
     values = _numbers(frame[column]) if column >= 0 else pd.Series(1.0, index=frame.index)
     keep = ~_totals(frame, values, label)
     if named is not None:
@@ -356,7 +354,7 @@ def rows_allowed(question: str, evidence: list[Evidence]) -> bool:
     if asked_op(question) is None:
         return True
     tables = [t for ev in evidence if (t := table_of(ev)) is not None]
-    return any(names_one_row(t, question) for t in tables)
+    return any(lookup(t, question) for t in tables)
 
 
 def without_rows(evidence: list[Evidence]) -> list[Evidence]:
