@@ -152,3 +152,16 @@ def test_a_figure_in_the_question_names_a_row_not_an_aggregate() -> None:
     assert compute("What was the average grade?", whole) is not None
     parts = extract_answer(question, [chunk(text, "rows 2–4")])
     assert parts[0]["text"] == "OBS: 1; GPA: 2.66; GRADE: 0"
+
+
+def test_how_many_of_a_row_is_that_rows_figure() -> None:
+    """Held-out table questions: "In Shanghai, how many smokers had cancer?" had been
+    answered "The table lists 301 rows." (another file's count) at 95%."""
+    text = "china smoking\nLocation | smoking_yes_cancer_yes\n\nBeijing | 126\nShanghai | 908"
+    parts = extract_answer("In Shanghai, how many smokers had cancer?", [chunk(text, "rows 2–3")])
+    assert parts[0]["text"] == "Location: Shanghai; smoking_yes_cancer_yes: 908"
+    whole = Whole("d", parse(text), ["c"] * 2, {"c": (text, {})})  # type: ignore[arg-type]
+    assert compute("How many smokers had cancer?", whole) is None  # counts nothing it names
+    assert compute("How many locations are listed?", whole)["statement"] == (  # type: ignore[index]
+        "The table lists 2 rows."
+    )

@@ -209,10 +209,11 @@ def compute(question: str, whole: Whole) -> dict[str, Any] | None:
     label = _label_column(table, question, numbers)
     numbers = [k for k in numbers if k != label]
     column, certain = _value_column(table, question, word, numbers)
+    asked = content_stems(question)
     if op == "count" and column >= 0:
         op = "sum"  # "How many bronze medals were won?": the column's figures added up
-    if column < 0 and op != "count":
-        return None
+    if column < 0 and (op != "count" or not content_stems(table.header[label]) & asked):
+        return None  # a count counts what the question names: "How many countries …"
     if lookup(table, question):
         return None
     named = _named_rows(table, question, label)
@@ -289,6 +290,8 @@ def attach(question: str, evidence: list[Evidence], fetch: Fetch) -> list[Eviden
     if asked_op(question) is None:
         return evidence
     keys = list(dict.fromkeys(k for ev in evidence if (k := table_key(ev)) is not None))
+    if _asks_a_row(question, evidence):
+        return evidence  # a retrieved table holds the row it names: a lookup
     results = []
     for key in keys[:MAX_TABLES]:
         ev = next(e for e in evidence if table_key(e) == key)
@@ -346,15 +349,20 @@ def confidence(question: str, answer: str, evidence: list[Evidence]) -> float | 
     return COMPUTED if found[1]["certain"] else DOUBTFUL
 
 
-def rows_allowed(question: str, evidence: list[Evidence]) -> bool:
-    """Whether a retrieved row may answer: not for a question that ranks or totals without
-    naming the row it asks about. "Which country won the most bronze medals?" had been
-    answered by the one row whose words matched, the totals row."""
-    question = standalone(question)
-    if asked_op(question) is None:
-        return True
+def _asks_a_row(question: str, evidence: list[Evidence]) -> bool:
+    """A retrieved table holds the row the question names (``lookup``)."""
     tables = [t for ev in evidence if (t := table_of(ev)) is not None]
     return any(lookup(t, question) for t in tables)
+
+
+def rows_allowed(question: str, evidence: list[Evidence]) -> bool:
+    """Whether a retrieved row may answer: not for a question that ranks without naming the
+    row it asks about. "Which country won the most bronze medals?" had been answered by the
+    one row whose words matched, the totals row. A total, an average or "how many" is
+    mostly asked of one row ("In Shanghai, how many smokers had cancer?"): its rows stay."""
+    question = standalone(question)
+    found = asked_op(question)
+    return found is None or found[0] not in ("max", "min") or _asks_a_row(question, evidence)
 
 
 def without_rows(evidence: list[Evidence]) -> list[Evidence]:
