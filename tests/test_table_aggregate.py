@@ -13,6 +13,8 @@ from masis_core.answers.aggregate import Whole, compute
 from masis_core.answers.offline import extract_answer
 from masis_core.answers.rows import parse, row_line
 from masis_core.answers.support import cited_sentences, sentence_support
+from masis_core.graph.nodes.researcher import kept_by
+from masis_core.retrieval.hybrid import Candidate
 from masis_core.services.runs import RunService
 from masis_core.state import Evidence
 from masis_core.workspaces.workbench import Workbench
@@ -165,3 +167,20 @@ def test_how_many_of_a_row_is_that_rows_figure() -> None:
     assert compute("How many locations are listed?", whole)["statement"] == (  # type: ignore[index]
         "The table lists 2 rows."
     )
+
+
+def test_a_table_the_question_ranks_over_is_kept_under_the_bar() -> None:
+    """The ranking bench: "Which House committee had the largest staff?" paused with no
+    evidence; the committee table was in the keyword list, its words too few of the
+    question's to pass the bar."""
+    text = (
+        "statsmodels committee\nCOMMITTEE | BILLS104 | SIZE | SUBS | STAFF\n\n"
+        "Appropriations | 6 | 58 | 13 | 109\nBudget | 23 | 42 | 0 | 39\nRules | 44 | 13 | 2 | 25"
+    )
+    found = Candidate(
+        "w/d/000001", text, {"place": "rows 2–4"}, dense=0.12, coverage=0.3, keyword_rank=3
+    )
+    assert kept_by(found, "hybrid", 0.27, "Which House committee had the largest staff?") == "row"
+    # Neither a column it names nor the rows' kind: dropped as before.
+    assert kept_by(found, "hybrid", 0.27, "Which agency had the largest staff?") is None
+    assert kept_by(found, "hybrid", 0.27, "Which House committee was the oldest?") is None

@@ -180,6 +180,20 @@ def lookup(table: Table, question: str) -> bool:
     return named is not None and len(named) == 1
 
 
+def ranks_over(ev: Evidence, question: str) -> bool:
+    """A retrieved table chunk the question ranks or totals over: it names one of its columns
+    of figures and the column that names its rows ("Which House committee had the largest
+    staff?" of "COMMITTEE | … | STAFF"). Kept as evidence like a keyword hit: the question's
+    other words ("House", "largest") are in no row, and the table was dropped under the bar."""
+    table, found = table_of(ev), asked_op(standalone(question))
+    if table is None or found is None or not table.header or lookup(table, question):
+        return False
+    numbers = _numeric_columns(_frame(table))
+    label = _label_column(table, question, numbers)
+    column, _ = _value_column(table, question, found[1], [k for k in numbers if k != label])
+    return column >= 0 and bool(content_stems(table.header[label]) & content_stems(question))
+
+
 def _totals(frame: pd.DataFrame, values: pd.Series, label: int) -> pd.Series:
     """Rows of totals: a name cell that says so, or (unnamed) a figure that is the sum of
     every other row's."""

@@ -8,6 +8,7 @@ from typing import Any, get_args
 from langgraph.runtime import Runtime
 
 from masis_core.answers import aggregate
+from masis_core.answers.aggregate import ranks_over
 from masis_core.answers.followup import standalone
 from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
@@ -61,7 +62,8 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
     - row: failing both, a table chunk in a BM25 list one of whose rows holds the figure or
       name the question gives (``answers.rows.keyed``: "… in Texas?", "the patient aged
       54.4"): the rest of such a question describes the data set in words its rows never
-      use, and the row ranked first was dropped.
+      use, and the row ranked first was dropped; or whose columns the question ranks over
+      (``answers.aggregate.ranks_over``: "Which House committee had the largest staff?").
 
     A candidate failing all three is dropped and counted in ``filtered_out``. ``dense`` mode
     applies only the first rule (similarity alone), ``bm25`` only the second.
@@ -74,7 +76,8 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
         return "dense" if dense_ok else "keyword"
     listed = mode != "dense" and c.keyword_rank is not None
     place = str(c.metadata.get("place") or "")
-    return "row" if listed and keyed(Evidence(text=c.text, place=place), question) else None
+    chunk = Evidence(text=c.text, place=place)
+    return "row" if listed and (keyed(chunk, question) or ranks_over(chunk, question)) else None
 
 
 def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
