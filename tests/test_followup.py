@@ -427,3 +427,5 @@ def test_the_subject_is_what_the_previous_question_names() -> None:
     )
     assert rewrite.method == "context"
     assert subject_queries(rewrite.question) == ["upsmon send SIGPWR"]
+    # The analyst sees what the search carries, under the editable question.
+    assert rewrite.note().endswith("The search also carries its subject: “upsmon send SIGPWR”.")

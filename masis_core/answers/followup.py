@@ -97,6 +97,8 @@ class Rewrite:
             "context": "Kept as typed, with the previous question added for the search.",
             "model": "Condensed from the thread by the chat model.",
         }.get(self.method, self.method)
+        if self.method == "context" and (subject := subject_queries(self.question)):
+            text += f" The search also carries its subject: “{subject[-1]}”."
         return f"{text} (The model's rewrite was not usable: {self.error})" if self.error else text
 
 
