@@ -43,6 +43,9 @@ class Evidence(TypedDict, total=False):
     keyword_rank: int | None
     coverage: float
     soft: float  # soft keyword match (hybrid only): ranks, never keeps
+    # An aggregate computed over the chunk's whole table (``answers.aggregate``), on the
+    # chunk holding the row it names.
+    computed: dict[str, Any]
 
 
 class Plan(TypedDict, total=False):
@@ -132,6 +135,9 @@ class ResearchInput(TypedDict, total=False):
     trusted_domains: list[str] | None
     retrieval_mode: Mode | None
     max_retries: int | None
+    # A thread's run whose question leans on the thread: the searches that carry its subject
+    # (``answers.followup.thread_subject``).
+    subject: list[str]
     retry_count: int
     status: RunStatus
     draft_answer: str | None

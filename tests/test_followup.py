@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from masis_core.__main__ import main
-from masis_core.answers.followup import Turn, offline_rewrite
+from masis_core.answers.followup import Turn, offline_rewrite, subject_queries, thread_subject
+from masis_core.config import Settings
 from masis_core.errors import InputError
+from masis_core.graph.nodes import planner, researcher
+from masis_core.retrieval.thresholds import threshold_for
 from masis_core.services.reports import thread_markdown
 from masis_core.services.runs import RunService
 from masis_core.storage.db import SqliteDatabase
@@ -19,6 +23,7 @@ from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app, settle
 from tests.conftest import DEAD_HOST
 from tests.fake_ollama import FakeOllama
+from tests.graphs import researcher_state, runtime_for
 from tests.ollama_helpers import ollama_plant, scripted
 
 FIRST = "How often must the hydraulic pump be inspected?"
@@ -346,3 +351,81 @@ def test_the_missing_words_of_a_follow_up_are_the_analysts_own() -> None:
     assert "follow-up" not in gaps and "csv" not in gaps
     alone = offline.critique("Which separator does R use for CSV?", "The separator. [1]", evidence)
     assert "csv" in alone["logical_gaps"]  # the analyst's own words still count
+
+
+# -- a follow-up's search carries the thread's subject ------------------------------------------
+NUT_FAQ = Path(__file__).parent / "fixtures" / "nut-faq.pdf"
+
+
+@pytest.fixture(scope="module")
+def nut_faq(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workbench, str]:
+    """The NUT FAQ ingested once: the three pairs only read it."""
+    from ingest.pipeline import Ingestor
+
+    bench = Workbench(Settings.local(tmp_path_factory.mktemp("nut"), provider="offline"))
+    ws = bench.create_workspace("nut", "wordllama")
+    assert Ingestor(bench).ingest_path(ws, NUT_FAQ).status == "ingested"
+    return bench, ws.id
+
+
+PAIRS = [
+    # Issue 51: found no qualifying evidence; only a lowered threshold found the passage.
+    ("What's this about data stale?", "How do I make it go away?", "raise the value of MAXAGE"),
+    (
+        "Why do the client programs say Driver not connected?",
+        "How do I fix that?",
+        "You have to run upsdrvctl start",
+    ),
+    ("Why are there two copies of upsmon running?", "How can I make it one process?", "with -p"),
+]
+
+
+def searched(bench: Workbench, ws_id: str, question: str, **state: object) -> list[str]:
+    """The evidence the planner's searches keep for ``question``, at the usual bar."""
+    start = researcher_state(ws_id, question, **state)
+    plan = planner.node(start, runtime_for(bench))["plan"]  # type: ignore[arg-type]
+    out = researcher.node({**start, "plan": plan}, runtime_for(bench))  # type: ignore[arg-type]
+    (entry,) = out["trace"]
+    assert entry["threshold_used"] == threshold_for("wordllama", 0, None)  # not lowered
+    return [" ".join(ev["text"].split()) for ev in out["evidence"]]
+
+
+@pytest.mark.parametrize(("previous", "follow_up", "answer"), PAIRS)
+def test_a_vague_follow_up_finds_the_threads_subject(
+    nut_faq: tuple[Workbench, str], previous: str, follow_up: str, answer: str
+) -> None:
+    """Rewritten with the question it follows, or asked in the thread as typed: either way the
+    search carries the thread's subject, and the passage that answers is ranked first."""
+    bench, ws_id = nut_faq
+    rewrite = offline_rewrite(follow_up, [Turn(previous)])
+    assert rewrite.method == "context"
+    assert any(answer in text for text in searched(bench, ws_id, rewrite.question))
+    subject = thread_subject(follow_up, [Turn(previous)])
+    assert answer in searched(bench, ws_id, follow_up, subject=subject)[0]
+
+
+def test_a_thread_run_asked_as_typed_carries_the_subject(nut_faq: tuple[Workbench, str]) -> None:
+    bench, ws_id = nut_faq
+    research = RunService(bench)
+    first = research.ask(ws_id, PAIRS[1][0])
+    _, state = research.start(ws_id, "How do I fix that?", thread=first.run_id)
+    # "fix" says nothing of what: the subject is the previous question's.
+    assert state["subject"] == ["client programs say Driver connected"]
+    # A question that stands alone, or a rewrite that carries its context, adds nothing.
+    _, state = research.start(ws_id, "How do I start upsdrvctl?", thread=first.run_id)
+    assert "subject" not in state
+
+
+def test_the_subject_is_what_the_previous_question_names() -> None:
+    assert subject_queries(
+        "How do I make it go away? (Follow-up to: What's this about data stale?)"
+    ) == ["data stale"]
+    assert subject_queries("How do I make it go away?") == []
+    # "instead" leaves out what it is about: the follow-up leans on the thread.
+    rewrite = offline_rewrite(
+        "What should I use instead?", [Turn("Why does upsmon not send SIGPWR?")]
+    )
+    assert rewrite.method == "context"
+    assert subject_queries(rewrite.question) == ["upsmon send SIGPWR"]
+    # The analyst sees what the search carries, under the editable question.
+    assert rewrite.note().endswith("The search also carries its subject: “upsmon send SIGPWR”.")

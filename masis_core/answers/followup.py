@@ -25,6 +25,14 @@ POSSESSIVES = frozenset({"its", "their"})
 # Words that point back without naming anything ("this valve", "that", "those"): the topic is
 # added after the question instead of replacing a word.
 POINTERS = frozenset({"this", "that", "these", "those", "such", "same", "there", "one", "ones"})
+# Words that leave out what they are about ("What should I use instead?"): vague on their own.
+ELLIPTICAL = frozenset({"instead", "otherwise"})
+# Words of a follow-up that carry no subject of their own ("make it go away", "set that up"):
+# the search pairs them with the thread's subject, never searches them alone.
+VAGUE = frozenset(
+    {"make", "makes", "made", "get", "gets", "got", "go", "goes", "away", "use", "set", "fix",
+     "stop", "happen", "happens", "mean", "means", "work", "works", "thing", "things", "else"}
+)  # fmt: skip
 ARTICLES = frozenset({"the", "a", "an"})
 WH_DETERMINERS = frozenset({"what", "which", "whose"})
 DO_SUPPORT = frozenset(
@@ -68,6 +76,7 @@ class Turn:
 
     question: str
     answer: str = ""
+    section: str = ""  # the place its answer's lead cited ("FAQ › Data stale", "page 7")
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,8 @@ class Rewrite:
             "context": "Kept as typed, with the previous question added for the search.",
             "model": "Condensed from the thread by the chat model.",
         }.get(self.method, self.method)
+        if self.method == "context" and (subject := subject_queries(self.question)):
+            text += f" The search also carries its subject: “{subject[-1]}”."
         return f"{text} (The model's rewrite was not usable: {self.error})" if self.error else text
 
 
@@ -106,7 +117,7 @@ def _is_content(word: str) -> bool:
 def needs_context(follow_up: str) -> bool:
     """A pronoun or pointer word, or no content word at all ("Why?", "And how often?")."""
     tokens = [t.lower() for t in _TOKEN.findall(follow_up)]
-    if any(t in PRONOUNS or t in POSSESSIVES or t in POINTERS for t in tokens):
+    if any(t in PRONOUNS or t in POSSESSIVES or t in POINTERS or t in ELLIPTICAL for t in tokens):
         return True
     return not any(_is_content(t) for t in tokens)
 
@@ -208,6 +219,42 @@ def offline_rewrite(follow_up: str, history: list[Turn]) -> Rewrite:
     if room < len(previous):
         previous = previous[: max(0, room - 1)].rsplit(" ", 1)[0] + "…"
     return Rewrite(follow_up + CONTEXT.format(previous), "context")
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of ``text`` that name something, in order, once each ("What's this about
+    data stale?": "data", "stale")."""
+    words = [re.sub(r"['’]s$", "", t) for t in _TOKEN.findall(text)]
+    vague = VAGUE | ELLIPTICAL
+    return list(dict.fromkeys(w for w in words if _is_content(w) and w.lower() not in vague))
+
+
+def subject_queries(question: str) -> list[str]:
+    """For a follow-up kept as typed with the question it follows (the context form), what
+    the search adds so it finds the thread's subject: the follow-up's own content words with
+    the previous question's, and the previous question's alone ("How do I make it go away?"
+    after "What's this about data stale?": "data stale"). Its own vague words ("make it go
+    away") had left the passage on stale data under the bar. None for any other question."""
+    context = _CONTEXT.search(question)
+    if context is None:
+        return []
+    subject = " ".join(_content_words(context[1]))
+    own = " ".join(_content_words(standalone(question)))
+    return [q for q in dict.fromkeys([f"{own} {subject}".strip(), subject]) if q]
+
+
+def thread_subject(question: str, history: list[Turn]) -> list[str]:
+    """What the search of a thread's run adds when the question it runs still leans on the
+    thread (asked as typed, or its rewrite edited back: "How do I make it go away?"): the
+    question's own content words with the previous standalone question's, and those alone;
+    when that question names nothing either, the section its answer cited (``Turn.section``).
+    None for a question that stands alone or one that already carries its context."""
+    if not history or _CONTEXT.search(question) or not needs_context(question):
+        return []
+    previous = standalone(history[-1].question)
+    subject = " ".join(_content_words(previous)) or " ".join(_content_words(history[-1].section))
+    own = " ".join(_content_words(question))
+    return [q for q in dict.fromkeys([f"{own} {subject}".strip(), subject]) if q]
 
 
 def usable_rewrite(candidate: str, follow_up: str, history: list[Turn]) -> str | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core.answers import judgement, sections
-from masis_core.answers.followup import standalone
+from masis_core.answers import aggregate, judgement, sections
+from masis_core.answers.followup import standalone, subject_queries
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
@@ -29,7 +29,10 @@ def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
 
 
 def alternatives(question: str) -> list[str]:
-    """Rule-based expansion: the question's content words, then the same without question form."""
+    """Rule-based expansion: the question's content words, then the same without question form;
+    for a follow-up that leans on the thread, its subject (``followup.subject_queries``)."""
+    if subject := subject_queries(question):
+        return [q[:MAX_ALTERNATIVE_CHARS] for q in subject]
     q = question[:MAX_QUERY_CHARS]
     terms = sorted(keywords(q), key=q.lower().find)
     alts = []
@@ -44,7 +47,14 @@ def alternatives(question: str) -> list[str]:
 
 def extract_answer(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """Evidence sentences that answer the question, each with its marker(s) and passage: the
-    lead passage first, then the two options beside it (``masis_core.answers.sections``)."""
+    lead passage first, then the two options beside it (``masis_core.answers.sections``); a
+    ranking or a total computed over a whole table instead (``masis_core.answers.aggregate``),
+    and for such a question no retrieved row alone."""
+    computed = aggregate.parts(question, evidence)
+    if computed is not None:
+        return computed
+    if not aggregate.rows_allowed(question, evidence):
+        evidence = aggregate.without_rows(evidence)
     return sections.compose(question, evidence)
 
 
@@ -87,7 +97,8 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
             if content_stems(w) and not content_stems(w) <= said
         }
     )
-    confidence = round(verdict.confidence, 3)
+    computed = aggregate.confidence(question, answer, evidence)
+    confidence = round(verdict.confidence if computed is None else computed, 3)
     return Critique(
         confidence=confidence,
         unsupported_claims=[],
@@ -95,5 +106,5 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
         hallucination=False,
         conflicts=verdict.conflicts,
         recommend_retry=confidence < judgement.LOW_CONFIDENCE,
-        confidence_model=verdict.model,
+        confidence_model=verdict.model if computed is None else "computed",
     )

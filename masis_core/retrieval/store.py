@@ -255,6 +255,22 @@ class VectorStore:
             if m and m.get("visible") is True
         }
 
+    def document_chunks(
+        self, embed_model: str, workspace_id: str, doc_id: str
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """A document's visible chunks (id, text, metadata), from the workspace's own
+        collection: a table read whole (``answers.aggregate``)."""
+        got = self._on(
+            embed_model,
+            workspace_id,
+            lambda col: col.get(where={"doc_id": doc_id}, include=["documents", "metadatas"]),
+        )
+        return [
+            (i, d or "", dict(m))
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            if m and m.get("visible") is True
+        ]
+
     def texts(self, embed_model: str, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """The chunks' texts by id, visible or not (the keyword rows' backfill: a document
         still being ingested has rows too)."""

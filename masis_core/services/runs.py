@@ -151,6 +151,8 @@ class RunService:
             "metrics": {},
             "trace": [],
         }
+        if thread and (carried := threads.subject(self.store, thread, question)):
+            state["subject"] = carried
         rec.input = dict(state)
         self.store.save(rec)
         return rec, state

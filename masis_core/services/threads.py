@@ -3,7 +3,7 @@ standalone question from the thread's questions and answers before it is asked."
 
 from __future__ import annotations
 
-from masis_core.answers.followup import Rewrite, Turn
+from masis_core.answers.followup import Rewrite, Turn, thread_subject
 from masis_core.answers.providers import make_engine
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError
@@ -33,6 +33,21 @@ def thread_of(store: RunStore, run_id: str, workspace_id: str) -> str:
             "see `python -m masis_core status` for recent run ids."
         )
     return parent.thread_id
+
+
+def subject(store: RunStore, run_id: str, question: str) -> list[str]:
+    """The searches a follow-up of ``run_id`` adds for the thread's subject when ``question``
+    leans on the thread (``followup.thread_subject``)."""
+    turns = thread(store, run_id)
+    upto = next((i for i, t in enumerate(turns) if t.run_id == run_id), len(turns) - 1) + 1
+    history = [Turn(t.question, t.answer or "", _section(t)) for t in turns[:upto]]
+    return thread_subject(question, history)
+
+
+def _section(rec: RunRecord) -> str:
+    """Where the run's lead was cited: its first citation's place (a heading path, a sheet)."""
+    first = next(iter(rec.citations or []), {})
+    return str(first.get("place") or "")
 
 
 def rewrite(

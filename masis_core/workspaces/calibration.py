@@ -387,6 +387,8 @@ def recalibrate(critique: dict[str, Any], table: Table | None, bar: float) -> di
     calibrated probability, ``judged_confidence`` the judge's own score, and the retry advice
     (which both engines take from the bar) is the bar's verdict on the calibrated value."""
     raw = critique.get("confidence")
+    if critique.get("confidence_model") == "computed":
+        return {**critique, "calibration": "computed"}  # a computation, not a judged passage
     if table is None or raw is None:
         return {**critique, "calibration": "global"}
     calibrated = round(table(float(raw)), 3)

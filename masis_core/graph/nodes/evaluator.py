@@ -2,13 +2,15 @@
 
 Markers outside the evidence list are fabricated: counted, reported, and removed from the
 answer. Sentences without a citation, and sentences whose numbers or names do not appear in
-the passages they cite, are flagged.
+the passages they cite, are flagged; a figure computed over the cited table's rows
+(``answers.aggregate``) is backed by that computation.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from masis_core.answers.aggregate import stated
 from masis_core.answers.support import NO_CITATION, issue_of
 from masis_core.graph.context import timed
 from masis_core.state import Evidence, ResearchState, all_evidence
@@ -28,7 +30,11 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
             good = [m for m in cited if m in valid]
             violations.extend(f"[{m}]" for m in cited if m not in valid)
             text = strip_markers(sentence)
-            issue = issue_of(text, (evidence[m - 1].get("text", "") for m in good))
+            issue = (
+                None
+                if any(stated(evidence[m - 1], text) for m in good)
+                else issue_of(text, (evidence[m - 1].get("text", "") for m in good))
+            )
             if issue is not None:
                 flagged.append({"sentence": text, "issue": issue})
             for m in good:

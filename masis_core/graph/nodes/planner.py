@@ -45,6 +45,10 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             "strategy": "The workspace has no documents yet: every query goes to the web.",
         }
     rag = [q[:MAX_QUERY_CHARS] for q in plan_value.get("rag_queries", [question])]
+    if rag and (subject := state.get("subject")):
+        # The question leans on its thread: its own words alone ("How do I fix that?") rank
+        # passages on anything, so every search carries the thread's subject.
+        rag = [f"{question} {subject[-1]}"[:MAX_QUERY_CHARS], *subject]
     augmented = False
     if retry_count > 0 and rag:
         focused = augmented_query(question, state.get("critique") or {})

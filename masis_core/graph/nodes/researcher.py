@@ -7,6 +7,8 @@ from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers import aggregate
+from masis_core.answers.aggregate import ranks_over
 from masis_core.answers.followup import standalone
 from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
@@ -60,7 +62,8 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
     - row: failing both, a table chunk in a BM25 list one of whose rows holds the figure or
       name the question gives (``answers.rows.keyed``: "… in Texas?", "the patient aged
       54.4"): the rest of such a question describes the data set in words its rows never
-      use, and the row ranked first was dropped.
+      use, and the row ranked first was dropped; or whose columns the question ranks over
+      (``answers.aggregate.ranks_over``: "Which House committee had the largest staff?").
 
     A candidate failing all three is dropped and counted in ``filtered_out``. ``dense`` mode
     applies only the first rule (similarity alone), ``bm25`` only the second.
@@ -73,7 +76,8 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
         return "dense" if dense_ok else "keyword"
     listed = mode != "dense" and c.keyword_rank is not None
     place = str(c.metadata.get("place") or "")
-    return "row" if listed and keyed(Evidence(text=c.text, place=place), question) else None
+    chunk = Evidence(text=c.text, place=place)
+    return "row" if listed and (keyed(chunk, question) or ranks_over(chunk, question)) else None
 
 
 def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
@@ -133,6 +137,17 @@ def _vocabulary(
     return vocabulary_check(keywords, standalone(state["question"]), passages)
 
 
+def _computed(ctx: RunContext, state: ResearchState, evidence: list[Evidence]) -> list[Evidence]:
+    """The evidence with a ranking or total the question asks computed over each retrieved
+    table read whole, from this workspace's own collection (``answers.aggregate``)."""
+    ws_id, model = state["workspace_id"], state["embed_model"]
+    return aggregate.attach(
+        state["question"],
+        evidence,
+        lambda doc_id: ctx.bench.store.document_chunks(model, ws_id, doc_id),
+    )
+
+
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
     model = state["embed_model"]
@@ -158,6 +173,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         quality_fallback = bool(scored) and not good
         chosen = scored if quality_fallback else good
     evidence = [to_evidence(c, q, why) for c, why, q in chosen]
+    evidence = _computed(ctx, state, evidence)
     reasons = [why for _, why, _ in chosen]
     entry: dict[str, Any] = {
         "node": "researcher",

@@ -1,0 +1,50 @@
+"""A table ranking in a real browser: upload a medal sheet, ask which country won the most
+bronze medals, and the answer is computed over every row, completed, and its cited row is
+the one highlighted in the source view (issue 51)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.browser import expect_status
+from tests.test_browser import ask, create_workspace, go, idle, page  # noqa: F401
+from tests.test_table_aggregate import MEDALS_2016, MOST_BRONZE, medal_sheet
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+from playwright.sync_api import Page, expect  # noqa: E402
+
+USA = "1 | USA | 46 | 37 | 38 | 121"
+
+
+def test_a_ranking_answer_highlights_its_row(page: Page, tmp_path: Path) -> None:  # noqa: F811
+    sheet = tmp_path / "medals2016.xlsx"
+    sheet.write_bytes(medal_sheet(2016, MEDALS_2016))
+    create_workspace(page, "olympics")
+    page.locator("input[type=file]").set_input_files([str(sheet)])
+    page.get_by_role("button", name="Ingest").click()
+    expect(page.get_by_text("medals2016.xlsx: ingested")).to_be_visible()
+    go(page, "Research")
+    ask(page, MOST_BRONZE)
+    expect(page.get_by_text(re.compile(r"USA has the most Bronze: 38\.")).first).to_be_visible()
+    expect_status(page, "completed")
+    expect(page.get_by_text("Country: Total:")).to_have_count(0)
+
+    page.get_by_text(re.compile(r"^\[1\] medals2016\.xlsx")).click()
+    label = page.get_by_text("Show the place").first
+    switch = page.get_by_role("switch", name="Show the place").first
+    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
+        label.click()
+        idle(page)
+        if switch.is_checked():
+            break
+    expect(switch).to_be_checked()
+    # The source view: USA's row on the highlight colour, and that row alone.
+    marked = page.locator("span", has_text=USA).last
+    expect(marked).to_be_visible()
+    colour = marked.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour
+    assert marked.inner_text().strip() == USA
