@@ -15,7 +15,7 @@ import streamlit as st
 
 from masis_core.errors import MasisError, SignInRefused
 from masis_core.services.access import Door
-from masis_core.services.identity import oidc_account_name
+from masis_core.services.identity import client_address, oidc_identity
 from masis_core.storage.accounts import LOCAL, Principal
 from masis_core.text.markup import untrusted
 from ui.resources import run_service, workbench
@@ -48,17 +48,12 @@ def principal() -> Principal | None:
 def _oidc_principal() -> Principal | None:
     if not st.user.get("is_logged_in"):
         return None
-    try:
-        name = oidc_account_name(st.user.to_dict())
-    except SignInRefused as refused:
-        st.error(str(refused))
-        st.button("Sign out", on_click=st.logout, key="oidc-unverified-logout")
-        st.stop()
     accounts = workbench().accounts
     try:  # one lookup per call (every door() asks), the account made on first sign-in
-        acc = accounts.get(name) or accounts.create(name, None, actor=name)
-    except MasisError as exc:  # a name the account rules refuse
+        acc = accounts.oidc_account(*oidc_identity(st.user.to_dict()))
+    except MasisError as exc:  # no subject, a name held by another account, a name refused
         st.error(f"Your identity cannot be used as an account here: {untrusted(str(exc))}")
+        st.button("Sign out", on_click=st.logout, key="oidc-refused-logout")
         st.stop()
     who = Principal(acc.name, admin=acc.admin)
     if st.session_state.get(OIDC_SEEN) != who.name:  # once per browser session
@@ -101,16 +96,20 @@ def _sign_in_form() -> None:
         submitted = st.form_submit_button("Sign in", type="primary")
     if not submitted:
         return
-    address = st.context.ip_address  # the throttle's second key (None behind some proxies)
     try:
-        _, secret = workbench().accounts.sign_in(
-            name, password, address if isinstance(address, str) else ""
-        )
+        _, secret = workbench().accounts.sign_in(name, password, browser_address())
     except MasisError as exc:
         st.error(untrusted(str(exc)))
         return
     st.session_state[SESSION_KEY] = secret
     st.rerun()
+
+
+def browser_address() -> str:
+    """The browser's address for the throttle and the audit log (``client_address``)."""
+    peer = st.context.ip_address
+    headers = {k.lower(): v for k, v in st.context.headers.items()}
+    return client_address(workbench().settings, peer if isinstance(peer, str) else None, headers)
 
 
 def sign_out() -> None:

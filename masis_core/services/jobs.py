@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, get_args
 from masis_core.errors import WorkspaceError
 from masis_core.services.access import Door
 from masis_core.services.runs import RunRecord, RunService
+from masis_core.storage.db import Connection
 from masis_core.storage.registry import Workspace
 
 log = logging.getLogger(__name__)
@@ -303,7 +304,9 @@ class JobManager:
         """Unfinished jobs of a workspace, of every kind."""
         return [j for kind in get_args(JobKind) for j in self.active(workspace_id, kind)]
 
-    def delete_workspace(self, workspace_id: str) -> int:
+    def delete_workspace(
+        self, workspace_id: str, then: Callable[[Connection, int], None] | None = None
+    ) -> int:
         """Delete a workspace with its runs (how many), refused while any of its jobs works:
         a batch, run, evaluation or calibration would write into what is being removed. The
         check sits here, not in the page, so a job started after the page was drawn counts."""
@@ -313,7 +316,7 @@ class JobManager:
                 f"Workspace {workspace_id!r} is busy ({', '.join(sorted({j.kind for j in busy}))}"
                 "); delete it once that work has ended."
             )
-        return self.research.delete_workspace(workspace_id)
+        return self.research.delete_workspace(workspace_id, then)
 
     def cancel_active(self, workspace_id: str, kind: JobKind) -> None:
         for job in self.active(workspace_id, kind):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -103,7 +103,11 @@ class Registry:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.")
         return ws_id
 
-    def create_workspace(self, name: str, embed_model: str) -> Workspace:
+    def create_workspace(
+        self, name: str, embed_model: str, then: Callable[[Connection, str], None] | None = None
+    ) -> Workspace:
+        """The workspace row; ``then(conn, ws_id)`` writes in the same transaction (its owner
+        and its audit row: a crash between them had left a workspace owned by no one)."""
         ws_id = self.new_workspace_id(name)
         ws = Workspace(ws_id, name.strip(), embed_model, now_iso())
         try:
@@ -112,6 +116,8 @@ class Registry:
                     "INSERT INTO workspaces (id, name, embed_model, created_at) VALUES (?,?,?,?)",
                     (ws.id, ws.name, ws.embed_model, ws.created_at),
                 )
+                if then is not None:
+                    then(conn, ws.id)
         except DuplicateRow as exc:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.") from exc
         return ws
@@ -141,9 +147,14 @@ class Registry:
             ).fetchall()
         return [Workspace(**dict(r)) for r in rows]
 
-    def delete_workspace(self, ws_id: str) -> None:
+    def delete_workspace(
+        self, ws_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """Delete the row; ``then(conn)`` (its audit row) in the same transaction."""
         with self._conn() as conn:
             conn.execute("DELETE FROM workspaces WHERE id = ?", (ws_id,))
+            if then is not None:
+                then(conn)
 
     # -- documents ----------------------------------------------------------------------
     def claim_document(
@@ -203,11 +214,16 @@ class Registry:
             ).fetchall()
         return {int(r[0]): json.loads(r[1]) for r in rows}
 
-    def forget_document(self, ws_id: str, doc_id: str) -> None:
+    def forget_document(
+        self, ws_id: str, doc_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """Delete the row; ``then(conn)`` (its audit row) in the same transaction."""
         with self._conn() as conn:
             conn.execute(
                 "DELETE FROM documents WHERE workspace_id = ? AND doc_id = ?", (ws_id, doc_id)
             )
+            if then is not None:
+                then(conn)
 
     def get_document(self, ws_id: str, doc_id: str) -> Document | None:
         with self._conn() as conn:
