@@ -208,6 +208,39 @@ def test_account_page_audit_log_for_admins_only_and_password_change(settings, mo
     assert {"signin", "password.change"} <= set(log["action"])
 
 
+def test_an_admin_unlocks_an_account_and_a_reset_says_its_tokens_went(
+    settings, monkeypatch
+) -> None:
+    """Past five wrong passwords the sign-in waits (each refusal audited); an admin's
+    "Unlock sign-in" on the Account page ends the wait, and a reset revokes the tokens."""
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("carol", "carol password")
+    bench.accounts.create_token("carol", "laptop")
+    carol = fresh_app()
+    carol.run()
+    for _ in range(6):
+        sign_in(carol, "carol", "wrong password")
+    assert "Too many failed sign-ins" in carol.error[0].value
+    root = fresh_app()
+    root.run()
+    sign_in(root, "root", "root password")
+    root.switch_page("pages/account.py").run()
+    root.text_input(key="reset-name").input("carol")
+    click(root, "Unlock sign-in")
+    assert "Unlocked: 5 failed sign-ins forgotten." in [s.value for s in root.success]
+    sign_in(carol, "carol", "carol password")
+    assert any("Signed in as **carol**" in c.value for c in carol.sidebar.caption)
+    root.text_input(key="reset-name").input("carol")
+    root.text_input(key="reset-pw").input("carol's new password")
+    click(root, "Reset password")
+    assert any("1 personal tokens were revoked" in s.value for s in root.success)
+    assert bench.accounts.tokens("carol") == []
+    actions = [(e.actor, e.action) for e in bench.accounts.audit_log()]
+    assert ("anonymous@127.0.0.1", "signin.throttled") in actions
+    assert ("root", "account.unlock") in actions
+
+
 def test_an_owner_shares_from_the_sidebar_and_a_viewer_gets_no_owner_boxes(
     settings, monkeypatch
 ) -> None:

@@ -18,9 +18,14 @@ from masis_core.services.access import Door
 from masis_core.services.identity import client_address, oidc_identity
 from masis_core.storage.accounts import LOCAL, Principal
 from masis_core.text.markup import untrusted
+from ui import session_cookie
 from ui.resources import run_service, workbench
 
 SESSION_KEY = "masis_session"
+# A sign-in's one-time ticket, traded by the browser for the cookie on the next run.
+COOKIE_TICKET = "masis_cookie_ticket"
+# Set at sign-out: the next run asks the browser to drop the cookie.
+COOKIE_CLEAR = "masis_cookie_clear"
 # The OIDC account whose sign-in this browser session has put in the audit log.
 OIDC_SEEN = "masis_oidc_seen"
 
@@ -35,14 +40,37 @@ def principal() -> Principal | None:
         return LOCAL
     if mode() == "oidc":
         return _oidc_principal()
+    _cookie_calls()
     secret = st.session_state.get(SESSION_KEY)
+    if not secret:  # a reload, a new tab: the cookie (its session may have ended since)
+        secret = session_cookie.unsign(st.context.cookies.get(session_cookie.COOKIE))
     if not secret:
         return None
     try:
-        return workbench().accounts.session(secret)
+        who = workbench().accounts.session(secret)
     except SignInRefused:
         st.session_state.pop(SESSION_KEY, None)
         return None
+    st.session_state[SESSION_KEY] = secret
+    return who
+
+
+def _cookie_calls() -> None:
+    """What the browser must do with the sign-in cookie (``ui/session_cookie.py``): trade a
+    fresh sign-in's ticket for it, or drop it after a sign-out. A script of the page posts
+    to the server's route; only the server's answer sets the cookie (HttpOnly)."""
+    ticket = st.session_state.pop(COOKIE_TICKET, None)
+    clear = st.session_state.pop(COOKIE_CLEAR, False)
+    if not (ticket or clear):
+        return
+    path, body = ("session", ticket) if ticket else ("signout", "")
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    url = f"/{base}/_masis/{path}" if base else f"/_masis/{path}"
+    st.html(
+        f"<script>fetch({url!r}, {{method: 'POST', body: {body!r}, "
+        "credentials: 'same-origin'})</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def _oidc_principal() -> Principal | None:
@@ -102,6 +130,7 @@ def _sign_in_form() -> None:
         st.error(untrusted(str(exc)))
         return
     st.session_state[SESSION_KEY] = secret
+    st.session_state[COOKIE_TICKET] = session_cookie.ticket(secret)
     st.rerun()
 
 
@@ -118,6 +147,7 @@ def sign_out() -> None:
         st.logout()
         return
     secret = st.session_state.pop(SESSION_KEY, None)
+    st.session_state[COOKIE_CLEAR] = True  # the next run asks the browser to drop it
     if secret:
         workbench().accounts.end_session(secret)
 

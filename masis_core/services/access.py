@@ -43,6 +43,16 @@ NEEDS: dict[str, Role] = {
 }
 
 
+# The role a job's cancel needs: the one that could have started it (a viewer had cancelled
+# an editor's calibration, and nothing recorded it).
+CANCEL_NEEDS: dict[str, str] = {
+    "ingest": "upload",
+    "evaluation": "evaluate",
+    "calibration": "calibrate",
+    "research": "review_others",
+}
+
+
 def no_workspace(ws_id: str) -> WorkspaceError:
     """The one answer for a workspace that does not exist and for one the principal may not
     see (the same words, the same type)."""
@@ -97,6 +107,20 @@ class Door:
         self.audit(f"workspace.{action}", ws.id)
         return ws
 
+    def may_cancel(self, job: Any) -> bool:
+        """Whether the principal may cancel a job (``Job``): its own, or with the role that
+        starts one of its kind."""
+        own = bool(job.account) and job.account == self.who.name
+        return own or self.may(job.workspace_id, CANCEL_NEEDS.get(job.kind, "upload"))
+
+    def cancel(self, job: Any) -> None:
+        """Cancel a job (a batch, an evaluation, a calibration) when ``may_cancel``; audited
+        (``job.cancel``), a refusal too (``access.refused``)."""
+        if not (job.account and job.account == self.who.name):
+            self.workspace(job.workspace_id, CANCEL_NEEDS.get(job.kind, "upload"))
+        job.cancel()
+        self.audit("job.cancel", job.workspace_id, f"{job.kind}: {str(job.title)[:80]}")
+
     def may(self, ws_id: str, action: str = "read") -> bool:
         try:
             self.workspace(ws_id, action, quiet=True)
@@ -122,7 +146,7 @@ class Door:
         if self.who.local:
             return self.bench.create_workspace(name, embedder)
         owner = functools.partial(Accounts.owner_in, name=self.who.name)
-        return self.bench.create_workspace(name, embedder, owner)
+        return self.bench.create_workspace(name, embedder, owner, self.scope)
 
     def delete_workspace(self, ws_id: str, jobs: Any = None) -> int:
         """Delete it with its runs (through the job manager when given: it refuses while work

@@ -232,11 +232,22 @@ class JobManager:
 
             return progress
 
+        revoked: list[str] = []
+
+        def stop() -> bool:
+            """Asked before each file: the batch's cancel, or the uploader's role gone (a
+            removed member's batch had kept writing: the role was checked once, at the start)."""
+            if not revoked and door is not None and not door.may(ws.id, "upload"):
+                revoked.append(
+                    f"{door.who.name} may no longer add documents to {ws.id} (removed or "
+                    "made viewer meanwhile): the rest of the batch was not ingested."
+                )
+                door.audit("access.refused", ws.id, "upload: role gone mid-batch")
+            return job._cancel.is_set() or bool(revoked)
+
         def work() -> None:
             job.state = "running"
-            reports = self.ingestor.ingest_each(
-                ws, list(sources), on_start, cancelled=job._cancel.is_set
-            )
+            reports = self.ingestor.ingest_each(ws, list(sources), on_start, cancelled=stop)
             try:
                 for i, report in enumerate(reports):
                     job.files[i].report, job.files[i].stage = report, report.status
@@ -250,7 +261,8 @@ class JobManager:
                         entry.stage = "cancelled"
             if any(getattr(f.report, "status", None) == "ingested" for f in job.files):
                 self._after_batch(ws)  # queued before the batch says it is done
-            job._finish("cancelled" if job.cancel_requested else "done")
+            stopped = job.cancel_requested or bool(revoked)
+            job._finish("cancelled" if stopped else "done", revoked[0] if revoked else None)
 
         self._submit(self._batches, job, work)
         return job

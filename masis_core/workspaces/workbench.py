@@ -31,7 +31,7 @@ from masis_core.retrieval.store import VectorStore
 from masis_core.storage.accounts import Accounts
 from masis_core.storage.db import Connection, open_database
 from masis_core.storage.owners import HOST, owner_alive
-from masis_core.storage.registry import Document, Registry, Workspace, slugify
+from masis_core.storage.registry import Document, Registry, Scope, Workspace, slugify
 
 log = logging.getLogger(__name__)
 
@@ -135,11 +135,12 @@ class Workbench:
         name: str,
         embedder: str = "auto",
         then: Callable[[Connection, str], None] | None = None,
+        scope: Scope | None = None,
     ) -> Workspace:
         """A new workspace. An Ollama embedder must answer first: the embedder is fixed at
         creation, so a workspace made with a mistyped or absent model could never be
         written to, nor be made again under its name."""
-        self.registry.new_workspace_id(name)  # a bad or taken name is said first
+        self.registry.new_workspace_id(name, scope)  # a bad or taken name is said first
         choice = canonical_name(embedder)
         wanted = self.settings.embed_model if choice == "auto" else choice
         # One look at Ollama serves both questions: which model "auto" means, and whether
@@ -155,7 +156,7 @@ class Workbench:
                     f"The workspace was not created: {why} Or choose the bundled "
                     f"'{WORDLLAMA}' embedder, which needs nothing."
                 )
-        return self.registry.create_workspace(name, model, then)
+        return self.registry.create_workspace(name, model, then, scope)
 
     def open_workspace(self, ws_id: str, embedder: str = "auto", *, create: bool) -> Workspace:
         """The workspace, created when asked; an explicit embedder must match the recorded one."""
