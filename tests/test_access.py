@@ -501,3 +501,21 @@ def test_evaluations_and_calibrations_need_editor_and_are_audited(bench: Workben
     log = [(e.actor, e.action) for e in bench.accounts.audit_log()]
     assert ("bob", "workspace.evaluate") in log and ("bob", "workspace.calibrate") in log
     assert not [a for a in log if a[0] == "carl" and a[1].startswith("workspace.")]
+
+
+def test_cli_first_admin_race_a_stale_empty_check_makes_no_second_admin(
+    settings, monkeypatch
+) -> None:
+    """``users add mallory --admin`` that saw an empty table (another process made the first
+    account meanwhile): the insert's own transaction refuses it, admin or not."""
+    from masis_core.config import get_settings
+
+    monkeypatch.setenv("MASIS_AUTH", "local")
+    get_settings.cache_clear()
+    assert run_cli(["users", "add", "operator", "--password-stdin"], "operator pw\n")[0] == 0
+    monkeypatch.setattr(Accounts, "count", lambda self: 0)  # the check before the race
+    code, said = run_cli(["users", "add", "mallory", "--admin", "--password-stdin"], "mal pw 12\n")
+    assert code == 2 and "only an admin adds more" in said, said
+    monkeypatch.undo()
+    accounts = Workbench(Settings.local(settings.data_dir)).accounts
+    assert [(a.name, a.admin) for a in accounts.all()] == [("operator", True)]
