@@ -1,12 +1,14 @@
 """Who uses this browser session, by ``MASIS_AUTH``, and the door (``Door``) they act through.
 
-``none``: the local user, nothing drawn. ``local``: a sign-in form; the session's secret stays
-in the server-side session state (never in the address or a cookie, so it cannot be fixed
-from outside) and is checked against the database on every rerun: a sign-out, a password
-change or the session's expiry ends its access at the next click. ``oidc``: Streamlit's
-``st.login`` / ``st.user`` with ``[auth]`` in ``.streamlit/secrets.toml``; the account is made
-on first sign-in (the first one is admin). Jobs started by a session run on in the server
-process after it signs out; the audit log names the account that started them.
+``none``: the local user, nothing drawn. ``local``: a sign-in form; the session's secret is
+kept in the server-side session state and, served by ``serve.py``, in an HttpOnly, signed
+cookie (``ui/session_cookie.py``) so a reload or a second tab stays signed in; it is checked
+against the database on every rerun: a sign-out, a password change or the session's expiry
+ends its access at the next click. ``oidc``: Streamlit's ``st.login`` / ``st.user`` with
+``[auth]`` in ``.streamlit/secrets.toml``; the identity is its issuer and ``sub``, its account
+made on first sign-in (the first one is admin) unless the name is held (an admin links it).
+Jobs started by a session run on in the server process after it signs out; the audit log
+names the account that started them.
 """
 
 from __future__ import annotations
