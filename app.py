@@ -13,7 +13,7 @@ import streamlit as st
 
 from masis_core.config import get_settings
 from masis_core.errors import ConfigError
-from masis_core.services.identity import check_listen
+from masis_core.services.identity import check_host, check_listen
 from ui.sidebar import navigation_links, routed
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -23,9 +23,11 @@ logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 st.set_page_config(page_title="MASIS Workbench", page_icon="🔎", layout="wide")
 
-# No sign-in (MASIS_AUTH=none) beyond loopback: nothing is served, and the log says why.
+# No sign-in (MASIS_AUTH=none) beyond loopback, or a page reached by a foreign name (DNS
+# rebinding): nothing is served, and the log says why.
 try:
     check_listen(get_settings(), st.get_option("server.address"))
+    check_host(get_settings(), st.context.headers.get("host"))
 except ConfigError as exc:
     logging.getLogger("masis_core.app").error("%s", exc)
     st.error(str(exc), icon="🔒")

@@ -8,6 +8,7 @@ are still ingested), 2 when nothing could start (bad workspace, embedder, argume
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import signal
 import sys
@@ -17,7 +18,9 @@ from typing import Any
 
 from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
 from masis_core.cli import setup_logging
-from masis_core.errors import MasisError
+from masis_core.errors import MasisError, WorkspaceError
+from masis_core.services.access import Door
+from masis_core.services.identity import cli_principal
 from masis_core.storage.registry import Document, Workspace
 from masis_core.workspaces.workbench import Workbench
 
@@ -46,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument(
+        "--user",
+        help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
+    )
+    parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
     return parser
 
 
@@ -92,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.verbose)
     try:
         bench = Workbench()
-        # Listing a workspace that is not there must not make it (a typo would).
-        ws = bench.open_workspace(args.workspace, args.embedder, create=not args.list)
+        gate = Door(bench, cli_principal(bench, args.user, args.token, getpass.getpass))
+        ws = open_for(gate, args)
         ingestor = Ingestor(bench)
         ingestor.sweep_stale()
     except MasisError as exc:
@@ -106,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print("error: no file of a kind the Library reads under the given paths", file=sys.stderr)
         return 2
+    gate.audit("document.upload", ws.id, f"{len(files)} files (python -m ingest)")
     reports = ingest_files(ingestor, ws, files, args.json)
     summary = totals(reports)
     calibration = None
@@ -113,6 +122,25 @@ def main(argv: list[str] | None = None) -> int:
         calibration = calibrate(bench, ws, args.json)
     print_summary(ws, reports, summary, args.json, calibration)
     return 1 if summary["failed"] else 0
+
+
+def open_for(gate: Door, args: argparse.Namespace) -> Workspace:
+    """The workspace as the command's account may use it: listing needs viewer, adding
+    editor; a workspace it cannot see is made anew as its own (a name another account's
+    hidden workspace holds gets an id of its own). The local user (``MASIS_AUTH=none``): as
+    before, any workspace. Listing one that is not there must not make it (a typo would)."""
+    bench = gate.bench
+    if gate.who.local:
+        return bench.open_workspace(args.workspace, args.embedder, create=not args.list)
+    try:
+        ws = gate.workspace(args.workspace, "read" if args.list else "upload")
+    except WorkspaceError:
+        if args.list:
+            raise
+        ws = gate.create_workspace(args.workspace, args.embedder)
+        print(f"created workspace {ws.id} ({ws.embed_model})", file=sys.stderr)
+        return ws
+    return bench.open_workspace(ws.id, args.embedder, create=False)
 
 
 def calibrate(bench: Workbench, ws: Workspace, as_json: bool) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
 from masis_core.services.runs import RunRecord
-from masis_core.storage.accounts import Principal
+from masis_core.storage.accounts import Accounts, Principal
 from masis_core.workspaces.workbench import Workbench
 
 
@@ -441,59 +441,88 @@ def admin_of(args: argparse.Namespace, bench: Workbench) -> Principal | None:
 
 
 def cmd_users(args: argparse.Namespace) -> int:
-    """``users add | list | reset | remove``: accounts, for admins (the first ``add`` needs
-    no sign-in: it makes the first admin)."""
+    """``users add | list | reset | remove | unlock | link``: accounts, for admins (the first
+    ``add`` needs no sign-in: it makes the first admin)."""
     bench = Workbench()
     who = admin_of(args, bench)
-    actor = who.name if who else ""
-    accounts = bench.accounts
     if args.action == "list":
-        rows = [
-            {"name": a.name, "admin": a.admin, "created_at": a.created_at, "oidc": a.oidc}
-            for a in accounts.all()
-        ]
-        if args.json:
-            print(json.dumps(rows, indent=2))
-        else:
-            for r in rows:
-                print(f"{r['name']}{' (admin)' if r['admin'] else ''}  since {r['created_at']}")
-        return 0
+        return list_users(bench, args.json)
     if not args.name:
         raise InputError(f"users {args.action} needs an account NAME")
     if who is None and args.action != "add":  # before a password prompt
         raise InputError("There is no account yet: create the first with `users add NAME`.")
     done: dict[str, Any] = {"action": args.action, "name": args.name}
-    if args.action == "add":
-        acc = accounts.create(
-            args.name, new_password(args, args.name), actor=actor, admin=args.admin
-        )
-        done.update(name=acc.name, admin=acc.admin)
-        text = f"account {acc.name} created{' (admin)' if acc.admin else ''}"
-    elif args.action == "reset":
-        accounts.set_password(args.name, new_password(args, args.name), actor=actor)
-        text = f"password of {args.name} reset; its sessions have ended"
-    else:
-        moved = accounts.remove(args.name, actor=actor)
-        # The heir is the acting admin, or another one when that admin removed itself.
-        heirs = {a for ws in moved for a, role in accounts.members(ws).items() if role == "owner"}
-        done.update(workspaces_moved=moved, new_owners=sorted(heirs))
-        text = f"account {args.name} removed" + (
-            f"; {', '.join(moved)} now owned by {', '.join(sorted(heirs))}" if moved else ""
-        )
+    text = USER_ACTIONS[args.action](args, bench.accounts, who.name if who else "", done)
     print(json.dumps(done, indent=2) if args.json else text)
     return 0
 
 
+def list_users(bench: Workbench, as_json: bool) -> int:
+    rows = [
+        {"name": a.name, "admin": a.admin, "created_at": a.created_at, "oidc": a.oidc}
+        for a in bench.accounts.all()
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    for r in [] if as_json else rows:
+        print(f"{r['name']}{' (admin)' if r['admin'] else ''}  since {r['created_at']}")
+    return 0
+
+
+def _add(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[str, Any]) -> str:
+    # No one signed in (the first account): refused in the insert's own transaction once
+    # another process has made one meanwhile, so two first admins cannot both pass.
+    password = new_password(args, args.name)
+    acc = accounts.create(args.name, password, actor=actor, admin=args.admin, first_only=not actor)
+    done.update(name=acc.name, admin=acc.admin)
+    return f"account {acc.name} created{' (admin)' if acc.admin else ''}"
+
+
+def _reset(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[str, Any]) -> str:
+    revoked = accounts.set_password(args.name, new_password(args, args.name), actor=actor)
+    done.update(tokens_revoked=revoked)
+    return f"password of {args.name} reset; its sessions have ended; {revoked} tokens revoked"
+
+
+def _remove(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[str, Any]) -> str:
+    moved = accounts.remove(args.name, actor=actor)
+    # The heir is the acting admin, or another one when that admin removed itself.
+    heirs = {a for ws in moved for a, role in accounts.members(ws).items() if role == "owner"}
+    done.update(workspaces_moved=moved, new_owners=sorted(heirs))
+    return f"account {args.name} removed" + (
+        f"; {', '.join(moved)} now owned by {', '.join(sorted(heirs))}" if moved else ""
+    )
+
+
+def _unlock(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[str, Any]) -> str:
+    forgotten = accounts.unlock(args.name, actor=actor)
+    done.update(failures_forgotten=forgotten)
+    return f"account {args.name} unlocked ({forgotten} failed sign-ins forgotten)"
+
+
+def _link(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[str, Any]) -> str:
+    if not args.subject:
+        raise InputError("users link needs --subject SUB (and --issuer ISS) of the identity")
+    accounts.link_identity(args.name, args.issuer, args.subject, actor=actor)
+    done.update(issuer=args.issuer, subject=args.subject)
+    return f"identity {args.subject} of '{args.issuer}' now signs in as {args.name}"
+
+
+USER_ACTIONS = {"add": _add, "reset": _reset, "remove": _remove, "unlock": _unlock, "link": _link}
+
+
 def add_users(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     users = sub.add_parser(
-        "users", parents=parents, help="accounts (admins): add, list, reset, remove"
+        "users", parents=parents, help="accounts (admins): add, list, reset, remove, unlock, link"
     )
-    users.add_argument("action", choices=["add", "list", "reset", "remove"])
+    users.add_argument("action", choices=["list", *USER_ACTIONS])
     users.add_argument("name", nargs="?")
     users.add_argument("--admin", action="store_true", help="add: make the account an admin")
     users.add_argument(
         "--password-stdin", action="store_true", help="add/reset: read the password from stdin"
     )
+    users.add_argument("--issuer", default="", help="link: the identity provider's issuer")
+    users.add_argument("--subject", help="link: the identity's subject ('sub')")
     users.add_argument("--json", action="store_true")
     users.set_defaults(func=cmd_users)
 

@@ -157,6 +157,17 @@ class Settings(BaseSettings):
         description="Serve beyond loopback with `MASIS_AUTH=none` anyway (anyone reaching "
         "the port can read and delete every workspace).",
     )
+    allowed_hosts: str = Field(
+        "",
+        description="Host names the browser may use to reach a workbench with `MASIS_AUTH=none`, "
+        "comma-separated, beside `localhost`, `127.0.0.1` and `[::1]` (a page reached by any "
+        "other name is refused: DNS rebinding).",
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="Addresses of the reverse proxies whose `X-Forwarded-For` names the client, "
+        "comma-separated (unset: the header is ignored and the connection's own address counts).",
+    )
     session_hours: float = Field(12.0, gt=0, description="Hours a sign-in stays valid.")
     signin_max_failures: int = Field(
         5, ge=1, description="Failed sign-ins per account within the window before it waits."

@@ -59,6 +59,8 @@ for other in others:
 if job is not None and not job.finished:
     follow_batch(job.id)
 elif job is not None:
+    if job.error:  # why the batch stopped (the uploader's role was taken away meanwhile)
+        st.error(untrusted(job.error), icon="🔒")
     batch_boxes(job)
     st.subheader("Last upload")
     st.dataframe(batch_table(job.files), hide_index=True, width="stretch")

@@ -62,10 +62,14 @@ def _healthy(url: str) -> bool:
 
 @contextmanager
 def streamlit_server(
-    data_dir: Path, log_path: Path, extra_env: dict[str, str] | None = None
+    data_dir: Path,
+    log_path: Path,
+    extra_env: dict[str, str] | None = None,
+    script: str = "app.py",
 ) -> Iterator[str]:
     """``streamlit run app.py`` on a free loopback port, offline, on its own data dir;
-    ``extra_env`` adds settings (e.g. a fake Tavily on loopback)."""
+    ``extra_env`` adds settings (e.g. a fake Tavily on loopback); ``script`` ``serve.py``
+    serves it with the sign-in cookie's routes."""
     port = free_port()
     env = {
         **os.environ,
@@ -80,7 +84,7 @@ def streamlit_server(
         "-m",
         "streamlit",
         "run",
-        "app.py",
+        script,
         "--server.port",
         str(port),
         "--server.address",

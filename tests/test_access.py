@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -315,30 +318,53 @@ def run_cli(argv: list[str], stdin: str = "") -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
-def test_cli_sign_in_failures_are_throttled_per_operating_system_user(
-    settings, monkeypatch
-) -> None:
-    """Twenty failed command-line sign-ins by one OS user throttle that user's command line,
-    not another user's on the same server."""
-    import getpass
+def real_cli(
+    module: str, argv: list[str], env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """The real command (``python -m masis_core`` / ``python -m ingest``) in a process of
+    its own, on the test's settings."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=Path(__file__).parent.parent,
+        timeout=300,
+    )
 
-    from masis_core.config import get_settings
 
+def test_cli_sign_ins_are_keyed_on_the_user_id_and_audited(settings, monkeypatch) -> None:
+    """The command line's throttle key is the process's user id, which ``$USER`` does not
+    set (``USER=victim`` had locked the real user out); password and token sign-ins and the
+    refusals are in the audit log, the refusals not under the targeted account's name."""
     monkeypatch.setenv("MASIS_AUTH", "local")
-    get_settings.cache_clear()
-    assert run_cli(["users", "add", "ada", "--password-stdin"], "ada password\n")[0] == 0
-    monkeypatch.setattr(getpass, "getuser", lambda: "mallory")
-    monkeypatch.setenv("MASIS_PASSWORD", "guess")
-    for n in range(20):  # a different account name each time: only the address counts up
-        assert "Wrong account name" in run_cli(["--user", f"x{n}", "status"])[1]
-    monkeypatch.setenv("MASIS_PASSWORD", "ada password")
-    code, said = run_cli(["--user", "ada", "status"])
-    assert code == 2 and "Too many" in said, said  # mallory's command line is throttled
-    monkeypatch.setattr(getpass, "getuser", lambda: "ada")
-    assert run_cli(["--user", "ada", "status", "--json"])[0] == 0  # ada's is not
-    bench = Workbench(get_settings())
-    fails = {e.detail for e in bench.accounts.audit_log() if e.action == "signin.fail"}
-    assert fails == {"cli:mallory"}
+    env = {"MASIS_AUTH": "local", "USER": "victim", "LOGNAME": "victim"}
+    assert (
+        real_cli(
+            "masis_core", ["users", "add", "ada", "--password-stdin"], env, "ada pw 1234\n"
+        ).returncode
+        == 0
+    )
+    wrong = real_cli("masis_core", ["--user", "ada", "status"], {**env, "MASIS_PASSWORD": "guess"})
+    assert wrong.returncode == 2 and "Wrong account name" in wrong.stderr
+    right = real_cli(
+        "masis_core", ["--user", "ada", "status"], {**env, "MASIS_PASSWORD": "ada pw 1234"}
+    )
+    assert right.returncode == 0, right.stderr
+    bench = Workbench(Settings.local(settings.data_dir))
+    token = bench.accounts.create_token("ada", "cli")
+    assert real_cli("masis_core", ["--token", token, "status"], env).returncode == 0
+    bad = real_cli("masis_core", ["--token", token[:-3] + "xyz", "status"], env)
+    assert bad.returncode == 2
+    uid = f"cli:uid{os.getuid()}"
+    rows = [(e.actor, e.action, e.target, e.detail) for e in bench.accounts.audit_log()]
+    assert (f"anonymous@{uid}", "signin.fail", "ada", uid) in rows
+    assert ("ada", "signin", "ada", f"{uid} password") in rows
+    assert ("ada", "signin", "ada", f"{uid} token") in rows
+    assert any(r[0] == f"anonymous@{uid}" and r[3].startswith("token ") for r in rows)
+    assert not [r for r in rows if "victim" in " ".join(r)]
 
 
 def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
@@ -377,7 +403,7 @@ def test_cli_users_and_signing_in(settings, monkeypatch) -> None:
         ["--user", "ada", "users", "reset", "bob", "--password-stdin", "--json", "-v"],
         "new bob pw\n",
     )  # --json and -v after the command, as on every other command
-    assert code == 0 and json.loads(said) == {"action": "reset", "name": "bob"}
+    assert code == 0 and json.loads(said) == {"action": "reset", "name": "bob", "tokens_revoked": 0}
     code, said = run_cli(["--user", "ada", "users", "remove", "ada"])
     assert code == 2 and "last admin" in said
     assert run_cli(["--user", "ada", "users", "remove", "bob"])[0] == 0
@@ -475,3 +501,21 @@ def test_evaluations_and_calibrations_need_editor_and_are_audited(bench: Workben
     log = [(e.actor, e.action) for e in bench.accounts.audit_log()]
     assert ("bob", "workspace.evaluate") in log and ("bob", "workspace.calibrate") in log
     assert not [a for a in log if a[0] == "carl" and a[1].startswith("workspace.")]
+
+
+def test_cli_first_admin_race_a_stale_empty_check_makes_no_second_admin(
+    settings, monkeypatch
+) -> None:
+    """``users add mallory --admin`` that saw an empty table (another process made the first
+    account meanwhile): the insert's own transaction refuses it, admin or not."""
+    from masis_core.config import get_settings
+
+    monkeypatch.setenv("MASIS_AUTH", "local")
+    get_settings.cache_clear()
+    assert run_cli(["users", "add", "operator", "--password-stdin"], "operator pw\n")[0] == 0
+    monkeypatch.setattr(Accounts, "count", lambda self: 0)  # the check before the race
+    code, said = run_cli(["users", "add", "mallory", "--admin", "--password-stdin"], "mal pw 12\n")
+    assert code == 2 and "only an admin adds more" in said, said
+    monkeypatch.undo()
+    accounts = Workbench(Settings.local(settings.data_dir)).accounts
+    assert [(a.name, a.admin) for a in accounts.all()] == [("operator", True)]

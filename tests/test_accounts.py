@@ -102,10 +102,10 @@ def test_brute_force_is_throttled_and_the_right_password_works_later(accounts, c
         except SignInRefused:
             refused += 1
     assert refused == accounts.max_failures and throttled == 50 - accounts.max_failures
-    with pytest.raises(Throttled, match="try again in"):  # even the right one, for now
-        accounts.sign_in("ada", "correct horse")
+    with pytest.raises(Throttled, match="try again in"):  # even the right one, from there
+        accounts.sign_in("ada", "correct horse", address="10.0.0.9")
     clock.now += accounts.window_s + 1
-    who, secret = accounts.sign_in("ada", "correct horse")
+    who, secret = accounts.sign_in("ada", "correct horse", address="10.0.0.9")
     assert who.name == "ada" and who.admin and accounts.session(secret) == who
     # Another account from the same address: the address's own limit.
     accounts.create("bob", "battery staple")
@@ -238,3 +238,73 @@ def test_guesses_arriving_together_get_no_more_refusals_than_the_limit(accounts)
     accounts.max_failures_address = 7
     tally = together(guesses("10.0.0.9"))  # eight names, one address
     assert sum(o.count("r") * k for o, k in tally.items()) == 7, tally
+
+
+def test_one_callers_failures_never_refuse_anothers_right_password(accounts, clock) -> None:
+    """Mallory's guesses from one address refuse that address only; carol's right password
+    from hers goes through. Every refusal, the ones past the limit included, is audited with
+    the caller's address as the actor (not carol). An admin's unlock ends the wait."""
+    accounts.create("root", "root password")
+    accounts.create("carol", "carol password")
+    for i in range(accounts.max_failures + 3):
+        clock.now += 1
+        with pytest.raises(SignInRefused):
+            accounts.sign_in("carol", f"guess {i}", address="10.6.6.6")
+    with pytest.raises(Throttled, match="ask an admin to unlock"):
+        accounts.sign_in("carol", "carol password", address="10.6.6.6")
+    assert accounts.sign_in("carol", "carol password", address="127.0.0.1")[0].name == "carol"
+    rows = [(e.actor, e.action, e.target) for e in accounts.audit_log() if e.target == "carol"]
+    assert rows.count(("anonymous@10.6.6.6", "signin.fail", "carol")) == accounts.max_failures
+    assert rows.count(("anonymous@10.6.6.6", "signin.throttled", "carol")) == 4
+    assert not [r for r in rows if r[0] == "carol" and r[1].startswith("signin.")]
+    assert accounts.unlock("carol", actor="root") == accounts.max_failures
+    assert accounts.sign_in("carol", "carol password", address="10.6.6.6")[0].name == "carol"
+    assert ("root", "account.unlock", "carol") in [
+        (e.actor, e.action, e.target) for e in accounts.audit_log()
+    ]
+
+
+def test_a_reset_revokes_the_accounts_tokens_a_change_unless_kept(accounts) -> None:
+    accounts.create("root", "root password")
+    accounts.create("bob", "bob password")
+    stolen = accounts.create_token("bob", "laptop")
+    assert accounts.set_password("bob", "new bob password", actor="root") == 1
+    with pytest.raises(SignInRefused):
+        accounts.token_principal(stolen)
+    kept = accounts.create_token("bob", "laptop")
+    assert (
+        accounts.change_password("bob", "new bob password", "newer password", keep_tokens=True) == 0
+    )
+    assert accounts.token_principal(kept).name == "bob"
+    assert accounts.change_password("bob", "newer password", "newest password") == 1
+    with pytest.raises(SignInRefused):
+        accounts.token_principal(kept)
+    details = [e.detail for e in accounts.audit_log() if e.action.startswith("password.")]
+    assert details == ["1 tokens revoked", "", "1 tokens revoked"]
+
+
+def test_an_unauthenticated_first_account_is_refused_once_one_exists(accounts) -> None:
+    """The CLI's first ``users add`` (no one signed in) checks the table in the insert's own
+    transaction: a second process that also saw it empty gets no account, admin or not."""
+    accounts.create("operator", "operator password", first_only=True)
+    with pytest.raises(AccessError, match="only an admin adds more"):
+        accounts.create("mallory", "mallory password", admin=True, first_only=True)
+    assert [(a.name, a.admin) for a in accounts.all()] == [("operator", True)]
+
+
+def test_oidc_identities_are_keyed_on_issuer_and_subject(accounts) -> None:
+    """A name or e-mail never picks an account: a second identity wanting a held name (after
+    NFKC and case folding) is refused until an admin links it."""
+    ada = accounts.create("ada", "ada password")
+    assert ada.admin
+    for wanted in ("ADA", "Ａｄａ", "ada"):
+        with pytest.raises(AccessError, match="not linked to it"):
+            accounts.oidc_account("https://idp.example", "attacker-123", wanted)
+    eve = accounts.oidc_account("https://idp.example", "eve-1", "eve")
+    assert (eve.name, eve.admin, eve.oidc) == ("eve", False, True)
+    renamed = accounts.oidc_account("https://idp.example", "eve-1", "someone-else")
+    assert renamed.name == "eve"  # the subject, not the name, finds her
+    with pytest.raises(AccessError, match="not linked"):  # same sub, another issuer
+        accounts.oidc_account("https://other.example", "eve-1", "eve")
+    accounts.link_identity("ada", "https://idp.example", "ada-sub", actor="ada")
+    assert accounts.oidc_account("https://idp.example", "ada-sub", "whatever").name == "ada"

@@ -86,13 +86,13 @@ def test_oidc_signs_in_through_st_user_and_makes_the_account(settings, monkeypat
     at.user = {"is_logged_in": False}
     at.run()
     assert [b.label for b in at.button] == ["Sign in"] and workspace_ids(at) == []
-    at.user = {"is_logged_in": True, "email": "Ann@Example.org", "sub": "1"}
+    at.user = {**ISSUED, "email": "Ann@Example.org", "email_verified": True, "sub": "1"}
     at.run()
     assert not at.exception, at.exception
     assert workspace_ids(at) == ["old-ws"]  # the first account: admin, owns the old data
     assert bench.accounts.get("ann@example.org").admin
     at2 = fresh_app()
-    at2.user = {"is_logged_in": True, "email": "bob@example.org", "sub": "2"}
+    at2.user = {**ISSUED, "email": "bob@example.org", "email_verified": True, "sub": "2"}
     at2.run()
     assert not at2.exception and workspace_ids(at2) == []
     assert not bench.accounts.get("bob@example.org").admin
@@ -103,31 +103,57 @@ def test_oidc_signs_in_through_st_user_and_makes_the_account(settings, monkeypat
     assert [b.label for b in at2.button] == ["Sign in"]
 
 
-def test_oidc_refuses_an_email_the_provider_has_not_verified(settings, monkeypatch) -> None:
-    """An unverified address would take over the account that holds it (here the admin's)."""
+ISSUED = {"is_logged_in": True, "iss": "https://idp.example"}
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"preferred_username": "ADA", "sub": "attacker-123"},
+        {"preferred_username": "Ａｄａ", "sub": "attacker-124"},  # full-width, NFKC: "ada"
+        {"email": "ada", "preferred_username": "ada", "sub": "attacker-125"},
+    ],
+)
+def test_an_oidc_sign_in_never_takes_over_a_held_name(settings, monkeypatch, claims) -> None:
+    """The review's takeovers of the admin "ada" (a password account): each is refused with
+    what an admin does to link it, sees nothing, and no sign-in is audited as ada."""
+    bench = auth_mode(monkeypatch, "oidc")
+    bench.accounts.create("ada", "ada password")
+    bench.registry.create_workspace("ada-ws", "wordllama")
+    bench.accounts.grant("ada-ws", "ada", "owner", actor="ada")
+    mallory = fresh_app()
+    mallory.user = {**ISSUED, **claims}
+    mallory.run()
+    assert not mallory.exception
+    said = " ".join(e.value for e in mallory.error)
+    assert "not linked to it" in said and "users link ada" in said, said
+    assert workspace_ids(mallory) == []
+    assert not [e for e in bench.accounts.audit_log() if e.action == "signin"]
+    assert [a.name for a in bench.accounts.all()] == ["ada"]
+
+
+def test_an_unverified_email_names_nothing_and_a_subject_keeps_its_account(
+    settings, monkeypatch
+) -> None:
+    """An e-mail without ``email_verified: true`` is not the account's name; the issuer and
+    ``sub`` find the account on every later sign-in, whatever the e-mail says then."""
     bench = auth_mode(monkeypatch, "oidc")
     bench.registry.create_workspace("ann-ws", "wordllama")
     ann = fresh_app()
-    ann.user = {"is_logged_in": True, "email": "ann@example.org", "sub": "1"}
+    ann.user = {**ISSUED, "email": "ann@example.org", "email_verified": True, "sub": "1"}
     ann.run()
     assert workspace_ids(ann) == ["ann-ws"]
     mallory = fresh_app()
-    mallory.user = {
-        "is_logged_in": True,
-        "email": "ann@example.org",
-        "email_verified": False,
-        "sub": "666",
-    }
+    mallory.user = {**ISSUED, "email": "ann@example.org", "sub": "666"}
     mallory.run()
-    assert not mallory.exception
-    assert any("email address is not verified" in e.value for e in mallory.error)
-    assert workspace_ids(mallory) == []
-    signins = [e for e in bench.accounts.audit_log() if e.action == "signin"]
-    assert len(signins) == 1  # Ann's only
-    verified = fresh_app()
-    verified.user = {**mallory.user, "email_verified": True}  # the provider vouches for it
-    verified.run()
-    assert workspace_ids(verified) == ["ann-ws"]
+    assert not mallory.exception and workspace_ids(mallory) == []
+    assert bench.accounts.get("666") is not None  # an account of her own, by her subject
+    later = fresh_app()
+    later.user = {**mallory.user, "email_verified": True}  # even verified now: still "666"
+    later.run()
+    assert workspace_ids(later) == []
+    signins = [(e.actor, e.action) for e in bench.accounts.audit_log() if e.action == "signin"]
+    assert ("ann@example.org", "signin") in signins and signins.count(("666", "signin")) == 2
 
 
 def run_on_open_address() -> AppTest:
@@ -180,6 +206,39 @@ def test_account_page_audit_log_for_admins_only_and_password_change(settings, mo
     assert "Audit log" in [h.value for h in root.subheader]
     log = root.dataframe[-1].value
     assert {"signin", "password.change"} <= set(log["action"])
+
+
+def test_an_admin_unlocks_an_account_and_a_reset_says_its_tokens_went(
+    settings, monkeypatch
+) -> None:
+    """Past five wrong passwords the sign-in waits (each refusal audited); an admin's
+    "Unlock sign-in" on the Account page ends the wait, and a reset revokes the tokens."""
+    bench = auth_mode(monkeypatch, "local")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("carol", "carol password")
+    bench.accounts.create_token("carol", "laptop")
+    carol = fresh_app()
+    carol.run()
+    for _ in range(6):
+        sign_in(carol, "carol", "wrong password")
+    assert "Too many failed sign-ins" in carol.error[0].value
+    root = fresh_app()
+    root.run()
+    sign_in(root, "root", "root password")
+    root.switch_page("pages/account.py").run()
+    root.text_input(key="reset-name").input("carol")
+    click(root, "Unlock sign-in")
+    assert "Unlocked: 5 failed sign-ins forgotten." in [s.value for s in root.success]
+    sign_in(carol, "carol", "carol password")
+    assert any("Signed in as **carol**" in c.value for c in carol.sidebar.caption)
+    root.text_input(key="reset-name").input("carol")
+    root.text_input(key="reset-pw").input("carol's new password")
+    click(root, "Reset password")
+    assert any("1 personal tokens were revoked" in s.value for s in root.success)
+    assert bench.accounts.tokens("carol") == []
+    actions = [(e.actor, e.action) for e in bench.accounts.audit_log()]
+    assert ("anonymous@127.0.0.1", "signin.throttled") in actions
+    assert ("root", "account.unlock") in actions
 
 
 def test_an_owner_shares_from_the_sidebar_and_a_viewer_gets_no_owner_boxes(

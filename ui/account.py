@@ -11,18 +11,20 @@ import streamlit as st
 from masis_core.errors import AccessError, MasisError
 from masis_core.storage.accounts import PASSWORD_MIN, Principal
 from masis_core.text.markup import untrusted
-from ui.auth import SESSION_KEY
+from ui import session_cookie
+from ui.auth import COOKIE_TICKET, SESSION_KEY
 from ui.resources import workbench
 
 
 def _try(action: Callable[[], object], done: str) -> None:
-    """Run ``action``; say ``done`` or why it was refused."""
+    """Run ``action``; say ``done`` (``{}`` filled with what it returned) or why it was
+    refused."""
     try:
-        action()
+        result = action()
     except MasisError as exc:
         st.error(untrusted(str(exc)))
     else:
-        st.success(done)
+        st.success(done.format(result))
 
 
 def password_form(who: Principal) -> None:
@@ -31,15 +33,23 @@ def password_form(who: Principal) -> None:
         new = st.text_input(
             f"New password ({PASSWORD_MIN} characters or more)", type="password", key="pw-new"
         )
+        keep = st.checkbox("Keep my personal tokens", key="pw-keep-tokens")
         if st.form_submit_button("Change password"):
-            _try(lambda: _change(who, old, new), "Password changed; your other sessions ended.")
+            _try(
+                lambda: _change(who, old, new, keep),
+                "Password changed; your other sessions ended; {} personal tokens revoked.",
+            )
 
 
-def _change(who: Principal, old: str, new: str) -> None:
-    """Every session of the account ends with the old password; this tab gets a new one."""
+def _change(who: Principal, old: str, new: str, keep_tokens: bool) -> int:
+    """Every session of the account ends with the old password; this tab gets a new one.
+    Its tokens are revoked unless kept. Returns how many were revoked."""
     accounts = workbench().accounts
-    accounts.change_password(who.name, old, new)
-    st.session_state[SESSION_KEY] = accounts.open_session(who.name)
+    revoked = accounts.change_password(who.name, old, new, keep_tokens=keep_tokens)
+    secret = accounts.open_session(who.name)
+    st.session_state[SESSION_KEY] = secret
+    st.session_state[COOKIE_TICKET] = session_cookie.ticket(secret)  # the cookie follows
+    return revoked
 
 
 def token_box(who: Principal) -> None:
@@ -75,9 +85,17 @@ def admin_box(who: Principal) -> None:
     with st.form("reset-account", clear_on_submit=True):
         name = st.text_input("Account to reset or remove", key="reset-name")
         password = st.text_input("New password", type="password", key="reset-pw")
-        reset, remove = st.columns(2)
+        reset, unlock, remove = st.columns(3)
         if reset.form_submit_button("Reset password"):
-            _try(lambda: accounts.set_password(name, password, actor=who.name), "Reset.")
+            _try(
+                lambda: accounts.set_password(name, password, actor=who.name),
+                "Reset: its sessions ended and {} personal tokens were revoked.",
+            )
+        if unlock.form_submit_button("Unlock sign-in"):
+            _try(
+                lambda: accounts.unlock(name, actor=who.name),
+                "Unlocked: {} failed sign-ins forgotten.",
+            )
         if remove.form_submit_button("Remove account"):
             _try(lambda: accounts.remove(name, actor=who.name), "Removed.")
     st.subheader("Audit log")

@@ -12,8 +12,10 @@ from typing import Literal
 
 import streamlit as st
 
+from masis_core.errors import MasisError
 from masis_core.services.jobs import FileProgress, Job
 from masis_core.text.markup import counted, untrusted
+from ui.auth import door
 from ui.resources import jobs, run_service
 from ui.views import render_trace
 
@@ -92,8 +94,8 @@ def follow_batch(job_id: str) -> None:
             "Cancelling: a file being read or OCRed stops; one being stored finishes; "
             "the rest are not started."
         )
-    elif st.button("Cancel the batch", key=f"cancel-{job.id}"):
-        job.cancel()
+    elif door().may_cancel(job) and st.button("Cancel the batch", key=f"cancel-{job.id}"):
+        _cancel(job)
     batch_boxes(job)
 
 
@@ -115,8 +117,18 @@ def follow_task(job_id: str, after: str, cancel_label: str | None = None) -> Non
     )
     if job.cancel_requested:
         st.caption("Cancelling: it stops before its next step and keeps nothing.")
-    elif cancel_label and st.button(cancel_label, key=f"cancel-{job.id}"):
-        job.cancel()
+    elif (
+        cancel_label and door().may_cancel(job) and st.button(cancel_label, key=f"cancel-{job.id}")
+    ):
+        _cancel(job)
+
+
+def _cancel(job: Job) -> None:
+    """The cancel through the door: checked again at the click, and audited."""
+    try:
+        door().cancel(job)
+    except MasisError as exc:
+        st.error(untrusted(str(exc)))
 
 
 @st.fragment(run_every=2 * POLL_S)

@@ -50,7 +50,7 @@ def navigation_links(pages: Sequence[StreamlitPage]) -> None:
 def linked_run() -> RunRecord | None:
     """The run the address names, or None (no ``?run=``, or an id that names no run)."""
     run_id = st.query_params.get(RUN_PARAM)
-    return door().run(run_id) if run_id else None
+    return door().run(run_id, quiet=True) if run_id else None
 
 
 def unknown_run_notice() -> None:

@@ -16,12 +16,14 @@ write needs.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from masis_core.errors import AccessError, InputError, WorkspaceError
 from masis_core.services.records import RunRecord, RunStore
 from masis_core.services.runs import RunService
-from masis_core.storage.accounts import LOCAL, RANK, Principal, Role
+from masis_core.storage.accounts import LOCAL, RANK, Accounts, Principal, Role
+from masis_core.storage.db import Connection
 from masis_core.storage.registry import Document, Scope, Workspace
 from masis_core.workspaces.workbench import Workbench
 
@@ -38,6 +40,16 @@ NEEDS: dict[str, Role] = {
     "review_others": "editor",  # answer the review of, or mark, a run another account asked
     "share": "owner",
     "delete_workspace": "owner",
+}
+
+
+# The role a job's cancel needs: the one that could have started it (a viewer had cancelled
+# an editor's calibration, and nothing recorded it).
+CANCEL_NEEDS: dict[str, str] = {
+    "ingest": "upload",
+    "evaluation": "evaluate",
+    "calibration": "calibrate",
+    "research": "review_others",
 }
 
 
@@ -64,21 +76,28 @@ class Door:
     def role(self, ws_id: str) -> Role | None:
         return self.bench.accounts.role(self.who, ws_id)  # LOCAL is an admin: owner
 
-    def workspace(self, ws_id: str, action: str = "read") -> Workspace:
-        """The workspace when the principal may do ``action`` in it."""
+    def workspace(self, ws_id: str, action: str = "read", *, quiet: bool = False) -> Workspace:
+        """The workspace when the principal may do ``action`` in it. A refusal is audited
+        (``access.refused``) unless ``quiet``: a page asking whether to offer a button."""
         ws = None
         if isinstance(ws_id, str):
             ws = self.bench.registry.get_workspace(ws_id, self.scope)
         role = self.role(ws.id) if ws is not None else None  # None: unshared meanwhile
         if ws is None or role is None:
+            self._refused(quiet, str(ws_id)[:80], action)
             raise no_workspace(ws_id)
         need = NEEDS[action]
         if RANK[role] < RANK[need]:
+            self._refused(quiet, ws.id, f"{action} as {role}")
             raise AccessError(
                 f"Your role in workspace '{ws.id}' is {role}; {action.replace('_', ' ')} "
                 f"needs {need}. Ask an owner of the workspace."
             )
         return ws
+
+    def _refused(self, quiet: bool, target: str, detail: str) -> None:
+        if not quiet:
+            self.audit("access.refused", target, detail)
 
     def start_task(self, ws_id: str, action: Literal["evaluate", "calibrate"]) -> Workspace:
         """An evaluation or a calibration of the workspace: each stores what it found for every
@@ -88,9 +107,23 @@ class Door:
         self.audit(f"workspace.{action}", ws.id)
         return ws
 
+    def may_cancel(self, job: Any) -> bool:
+        """Whether the principal may cancel a job (``Job``): its own, or with the role that
+        starts one of its kind."""
+        own = bool(job.account) and job.account == self.who.name
+        return own or self.may(job.workspace_id, CANCEL_NEEDS.get(job.kind, "upload"))
+
+    def cancel(self, job: Any) -> None:
+        """Cancel a job (a batch, an evaluation, a calibration) when ``may_cancel``; audited
+        (``job.cancel``), a refusal too (``access.refused``)."""
+        if not (job.account and job.account == self.who.name):
+            self.workspace(job.workspace_id, CANCEL_NEEDS.get(job.kind, "upload"))
+        job.cancel()
+        self.audit("job.cancel", job.workspace_id, f"{job.kind}: {str(job.title)[:80]}")
+
     def may(self, ws_id: str, action: str = "read") -> bool:
         try:
-            self.workspace(ws_id, action)
+            self.workspace(ws_id, action, quiet=True)
         except (WorkspaceError, AccessError):
             return False
         return True
@@ -99,25 +132,31 @@ class Door:
         if not self.who.local:
             self.bench.accounts.audit(self.who.name, action, target, detail)
 
+    def _audit_in(self, conn: Connection, action: str, target: str, detail: str = "") -> None:
+        """An audit row in the action's own transaction (both are written, or neither)."""
+        if not self.who.local:
+            Accounts.audit_in(conn, self.who.name, action, target, detail)
+
     # -- workspaces ---------------------------------------------------------------------
     def workspaces(self) -> list[Workspace]:
         return self.bench.registry.list_workspaces(self.scope)
 
     def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
         """A new workspace, owned by its creator."""
-        ws = self.bench.create_workspace(name, embedder)
-        if not self.who.local:
-            self.bench.accounts.grant(ws.id, self.who.name, "owner", actor=self.who.name)
-            self.audit("workspace.create", ws.id)
-        return ws
+        if self.who.local:
+            return self.bench.create_workspace(name, embedder)
+        owner = functools.partial(Accounts.owner_in, name=self.who.name)
+        return self.bench.create_workspace(name, embedder, owner, self.scope)
 
     def delete_workspace(self, ws_id: str, jobs: Any = None) -> int:
         """Delete it with its runs (through the job manager when given: it refuses while work
         runs there). Returns the number of runs removed."""
         ws = self.workspace(ws_id, "delete_workspace")
-        removed = (jobs or self.runs_service).delete_workspace(ws.id)
-        self.audit("workspace.delete", ws.id, f"{removed} runs")
-        return int(removed)
+
+        def audit(conn: Connection, runs: int) -> None:
+            self._audit_in(conn, "workspace.delete", ws.id, f"{runs} runs")
+
+        return int((jobs or self.runs_service).delete_workspace(ws.id, audit))
 
     def share(self, ws_id: str, account: str, role: Role | None) -> None:
         ws = self.workspace(ws_id, "share")
@@ -134,8 +173,9 @@ class Door:
         ws = self.workspace(ws_id, "delete_document")
         if self.bench.registry.get_document(ws.id, doc_id) is None:
             raise AccessError("That document is not in the workspace (deleted meanwhile?).")
-        self.bench.delete_document(ws.id, doc_id)
-        self.audit("document.delete", f"{ws.id}/{doc_id}")
+        self.bench.delete_document(
+            ws.id, doc_id, lambda conn: self._audit_in(conn, "document.delete", f"{ws.id}/{doc_id}")
+        )
 
     def preview_allowed(self, ws_id: str, doc_id: str) -> bool:
         """Whether a page of the document may be drawn for this principal: the workspace is
@@ -143,10 +183,14 @@ class Door:
         return self.may(ws_id) and self.bench.registry.get_document(ws_id, doc_id) is not None
 
     # -- runs ---------------------------------------------------------------------------
-    def run(self, run_id: str | None, action: str = "read") -> RunRecord | None:
-        """The run, or None when it does not exist or its workspace is not visible."""
+    def run(
+        self, run_id: str | None, action: str = "read", *, quiet: bool = False
+    ) -> RunRecord | None:
+        """The run, or None when it does not exist or its workspace is not visible (audited
+        as a refused access unless ``quiet``)."""
         rec = self.runs_service.get(run_id, self.scope) if run_id else None
         if rec is None:
+            self._refused(quiet or not run_id, f"run {str(run_id)[:80]}", action)
             return None
         try:  # a visible one: the role must suffice
             self.workspace(rec.workspace_id, action)

@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, get_args
 from masis_core.errors import WorkspaceError
 from masis_core.services.access import Door
 from masis_core.services.runs import RunRecord, RunService
+from masis_core.storage.db import Connection
 from masis_core.storage.registry import Workspace
 
 log = logging.getLogger(__name__)
@@ -231,11 +232,22 @@ class JobManager:
 
             return progress
 
+        revoked: list[str] = []
+
+        def stop() -> bool:
+            """Asked before each file: the batch's cancel, or the uploader's role gone (a
+            removed member's batch had kept writing: the role was checked once, at the start)."""
+            if not revoked and door is not None and not door.may(ws.id, "upload"):
+                revoked.append(
+                    f"{door.who.name} may no longer add documents to {ws.id} (removed or "
+                    "made viewer meanwhile): the rest of the batch was not ingested."
+                )
+                door.audit("access.refused", ws.id, "upload: role gone mid-batch")
+            return job._cancel.is_set() or bool(revoked)
+
         def work() -> None:
             job.state = "running"
-            reports = self.ingestor.ingest_each(
-                ws, list(sources), on_start, cancelled=job._cancel.is_set
-            )
+            reports = self.ingestor.ingest_each(ws, list(sources), on_start, cancelled=stop)
             try:
                 for i, report in enumerate(reports):
                     job.files[i].report, job.files[i].stage = report, report.status
@@ -249,7 +261,8 @@ class JobManager:
                         entry.stage = "cancelled"
             if any(getattr(f.report, "status", None) == "ingested" for f in job.files):
                 self._after_batch(ws)  # queued before the batch says it is done
-            job._finish("cancelled" if job.cancel_requested else "done")
+            stopped = job.cancel_requested or bool(revoked)
+            job._finish("cancelled" if stopped else "done", revoked[0] if revoked else None)
 
         self._submit(self._batches, job, work)
         return job
@@ -303,7 +316,9 @@ class JobManager:
         """Unfinished jobs of a workspace, of every kind."""
         return [j for kind in get_args(JobKind) for j in self.active(workspace_id, kind)]
 
-    def delete_workspace(self, workspace_id: str) -> int:
+    def delete_workspace(
+        self, workspace_id: str, then: Callable[[Connection, int], None] | None = None
+    ) -> int:
         """Delete a workspace with its runs (how many), refused while any of its jobs works:
         a batch, run, evaluation or calibration would write into what is being removed. The
         check sits here, not in the page, so a job started after the page was drawn counts."""
@@ -313,7 +328,7 @@ class JobManager:
                 f"Workspace {workspace_id!r} is busy ({', '.join(sorted({j.kind for j in busy}))}"
                 "); delete it once that work has ended."
             )
-        return self.research.delete_workspace(workspace_id)
+        return self.research.delete_workspace(workspace_id, then)
 
     def cancel_active(self, workspace_id: str, kind: JobKind) -> None:
         for job in self.active(workspace_id, kind):

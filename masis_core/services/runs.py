@@ -7,8 +7,10 @@ follow-ups (``threads``)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from masis_core.answers.followup import Rewrite
@@ -23,6 +25,7 @@ from masis_core.services.driving import Event, RunDriver
 from masis_core.services.records import INTERRUPTED, RunRecord, RunStore
 from masis_core.services.web import make_web_search
 from masis_core.state import EngineName, ResearchInput
+from masis_core.storage.db import Connection
 from masis_core.storage.owners import current_owner
 from masis_core.storage.registry import Scope, now_iso
 from masis_core.workspaces.workbench import Workbench
@@ -73,14 +76,18 @@ class RunService:
         """A follow-up to run ``run_id`` as a standalone question (``threads.rewrite``)."""
         return threads.rewrite(self.bench, self.store, run_id, follow_up, engine)
 
-    def delete_workspace(self, workspace_id: str) -> int:
+    def delete_workspace(
+        self, workspace_id: str, then: Callable[[Connection, int], None] | None = None
+    ) -> int:
         """The workspace and everything of it: chunks, keyword rows, files, runs and their
-        checkpoints. Returns the number of runs removed."""
+        checkpoints. Returns the number of runs removed; ``then(conn, runs)`` is written in
+        the transaction that deletes the workspace's row (its audit)."""
         runs = self.store.list(workspace_id, limit=1_000_000)
         for rec in runs:
             self.graph.checkpointer.delete_thread(rec.run_id)
         self.store.delete_workspace(workspace_id)
-        self.bench.delete_workspace(workspace_id)
+        after = None if then is None else functools.partial(_with_count, then, len(runs))
+        self.bench.delete_workspace(workspace_id, after)
         return len(runs)
 
     def ask(
@@ -178,3 +185,7 @@ class RunService:
             except Exception:  # the run is done; the next verdict or calibration job refits
                 log.warning("refit after run %s's chosen lead failed", rec.run_id, exc_info=True)
         return rec
+
+
+def _with_count(then: Callable[[Connection, int], None], runs: int, conn: Connection) -> None:
+    then(conn, runs)

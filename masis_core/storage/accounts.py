@@ -140,17 +140,32 @@ class Accounts:
         return [_account(r) for r in rows]
 
     def create(
-        self, name: str, password: str | None, *, actor: str = "", admin: bool = False
+        self,
+        name: str,
+        password: str | None,
+        *,
+        actor: str = "",
+        admin: bool = False,
+        first_only: bool = False,
+        identity: tuple[str, str] | None = None,
     ) -> Account:
         """A new account; the first one is an admin and owns every workspace that has no
         owner yet (a data dir used before accounts: nothing is lost, all of it is the
-        admin's). ``password`` None: an OIDC account, signed in by its identity provider."""
+        admin's). ``password`` None: an OIDC account, signed in by its identity provider
+        (``identity``: its issuer and subject, linked in the same transaction).
+        ``first_only``: a caller nobody signed in (the CLI's first ``users add``), refused
+        once any account exists, checked in the same locked transaction as the insert."""
         key = normalise_name(name)
         hashed = None if password is None else self.hasher.hash(_check_password(password))
         with self.db.connect() as conn:
             # Alone among account creations: two at once on an empty table made two admins.
             conn.serialize(ACCOUNTS_LOCK)
             first = int(conn.execute("SELECT COUNT(*) FROM accounts").fetchone()[0]) == 0
+            if first_only and not first:
+                raise AccessError(
+                    "An account exists now: only an admin adds more (sign in with --user "
+                    "NAME or --token TOKEN)."
+                )
             try:
                 conn.execute(
                     "INSERT INTO accounts (name, display, password, admin, created_at)"
@@ -160,6 +175,8 @@ class Accounts:
             except DuplicateRow as exc:
                 raise AccessError(f"An account '{key}' already exists.") from exc
             _audit(conn, actor or key, "account.create", key, "admin" if admin or first else "")
+            if identity is not None:
+                _link(conn, identity, key, actor or key)
             if first:
                 adopted = _adopt_orphans(conn, key)
                 if adopted:
@@ -168,9 +185,13 @@ class Accounts:
         assert acc is not None
         return acc
 
-    def set_password(self, name: str, password: str, *, actor: str) -> None:
+    def set_password(
+        self, name: str, password: str, *, actor: str, keep_tokens: bool = False
+    ) -> int:
         """A new password (own change or an admin's reset); every session of the account
-        ends and its failed sign-ins are forgotten."""
+        ends, its failed sign-ins are forgotten, and its personal tokens are revoked (a
+        stolen token had outlived the reset meant to shut its thief out) unless the account
+        itself asks to keep them. Returns the number of tokens revoked."""
         key = self._existing(name)
         hashed = self.hasher.hash(_check_password(password))
         with self.db.connect() as conn:
@@ -179,13 +200,59 @@ class Accounts:
                 (hashed, self.clock(), key),
             )
             conn.execute("DELETE FROM sessions WHERE account = ?", (key,))
-            conn.execute("DELETE FROM signin_failures WHERE subject = ?", (f"account:{key}",))
-            action = "password.change" if actor == key else "password.reset"
-            _audit(conn, actor, action, key)
+            _forget_failures(conn, key)
+            own = actor == key
+            revoked = 0
+            if not (own and keep_tokens):
+                revoked = conn.execute("DELETE FROM tokens WHERE account = ?", (key,)).rowcount
+            detail = f"{revoked} tokens revoked" if revoked else ""
+            _audit(conn, actor, "password.change" if own else "password.reset", key, detail)
+        return int(revoked)
 
-    def change_password(self, name: str, old: str, new: str) -> None:
+    def change_password(self, name: str, old: str, new: str, *, keep_tokens: bool = False) -> int:
         self.verify_password(name, old)
-        self.set_password(name, new, actor=normalise_name(name))
+        return self.set_password(name, new, actor=normalise_name(name), keep_tokens=keep_tokens)
+
+    def unlock(self, name: str, *, actor: str) -> int:
+        """An admin's unlock: the account's counted failed sign-ins, from every address, are
+        forgotten. Returns how many there were."""
+        key = self._existing(name)
+        with self.db.connect() as conn:
+            gone = _forget_failures(conn, key)
+            _audit(conn, actor, "account.unlock", key, f"{gone} failed sign-ins forgotten")
+        return gone
+
+    # -- OIDC identities --------------------------------------------------------------
+    def oidc_account(self, issuer: str, subject: str, name: str) -> Account:
+        """The account an identity provider's identity (issuer + subject) is linked to, made
+        on its first sign-in under ``name``. A name already held (a password account, an
+        admin's, another identity's) is never taken over: an admin links them
+        (``link_identity``), as Open WebUI and Grafana refuse to merge by name or e-mail."""
+        with self.db.connect() as conn:
+            row = conn.execute(
+                "SELECT a.* FROM oidc_identities i JOIN accounts a ON a.name = i.account"
+                " WHERE i.issuer = ? AND i.subject = ?",
+                (issuer, subject),
+            ).fetchone()
+        if row is not None:
+            return _account(row)
+        key = normalise_name(name)
+        try:
+            return self.create(key, None, actor=key, identity=(issuer, subject))
+        except AccessError as exc:
+            if "already exists" not in str(exc):
+                raise
+        raise AccessError(
+            f"An account '{key}' exists here already and your sign-in is not linked to it. "
+            f"An admin links it: `python -m masis_core users link {key} --issuer '{issuer}' "
+            f"--subject '{subject}'`."
+        )
+
+    def link_identity(self, name: str, issuer: str, subject: str, *, actor: str) -> None:
+        """An admin attaches an identity provider's identity to an existing account."""
+        key = self._existing(name)
+        with self.db.connect() as conn:
+            _link(conn, (issuer, subject), key, actor)
 
     def set_admin(self, name: str, admin: bool, *, actor: str) -> None:
         key = self._existing(name)
@@ -229,17 +296,20 @@ class Accounts:
     # -- signing in -------------------------------------------------------------------
     def verify_password(self, name: str, password: str, address: str = "") -> Principal:
         """The account, when the password is its own. Failures are counted per account and
-        per client address; past the limit the answer is ``Throttled`` (without looking at
-        the password) until the window has moved past the oldest failure. Each attempt
-        reserves its failure row before the password is checked (``_reserve``), so requests
-        arriving together get no more refusals than the limit; the right password gives
-        the reservation back."""
+        caller address together, and per address: past a limit the answer is ``Throttled``
+        (without looking at the password) until the window has moved past the oldest
+        failure or an admin unlocks it. One caller's failures never refuse another caller's
+        right password (a per-account count had locked carol out from everywhere). Each
+        attempt reserves its failure rows before the password is checked (``_reserve``), so
+        requests arriving together get no more refusals than the limit; the right password
+        gives the reservation back. Refusals are audited with the address as the actor, never
+        the targeted account."""
         try:
             key = normalise_name(name)
         except AccessError:
             key = ""
-        subjects = [f"account:{key}"] + ([f"address:{address}"] if address else [])
-        attempt = self._reserve(subjects)
+        subjects = [f"account:{key}@{address}"] + ([f"address:{address}"] if address else [])
+        attempt = self._reserve(subjects, key or "?", address)
         with self.db.connect() as conn:
             row = conn.execute(
                 "SELECT password, admin FROM accounts WHERE name = ?", (key,)
@@ -249,7 +319,7 @@ class Accounts:
         known = row is not None and row[0] is not None
         if not self._matches(row[0] if known else self._decoy, password) or not known:
             with self.db.connect() as conn:
-                _audit(conn, key or "?", "signin.fail", key or "?", address)
+                _audit(conn, _anonymous(address), "signin.fail", key or "?", address)
             raise SignInRefused("Wrong account name or password.")
         with self.db.connect() as conn:
             conn.execute(
@@ -269,14 +339,16 @@ class Accounts:
         except (VerificationError, InvalidHashError):
             return False
 
-    def _reserve(self, subjects: list[str]) -> str:
+    def _reserve(self, subjects: list[str], target: str, address: str) -> str:
         """Count the subjects' failures in the window and, under every limit, record this
         attempt as one more: the check and the count in one serialized transaction (counted
         first and recorded after the slow hash, eight requests at once all passed a limit of
-        five). ``Throttled`` past a limit. Returns the attempt's mark."""
+        five). ``Throttled`` past a limit, and the refused attempt audited
+        (``signin.throttled``). Returns the attempt's mark."""
         now, attempt = self.clock(), secrets.token_hex(8)
         since = now - self.window_s
         limits = [self.max_failures, self.max_failures_address]
+        refusal = ""
         with self.db.connect() as conn:
             conn.serialize(SIGNIN_LOCK)
             conn.execute("DELETE FROM signin_failures WHERE at < ?", (since,))
@@ -287,11 +359,17 @@ class Accounts:
                 ).fetchone()
                 if int(row[0]) >= limit:
                     wait = max(1, int(row[1] + self.window_s - now) + 1)
-                    raise Throttled(f"Too many failed sign-ins; try again in {_minutes(wait)}.")
-            conn.executemany(
-                "INSERT INTO signin_failures (subject, at, attempt) VALUES (?, ?, ?)",
-                [(s, now, attempt) for s in subjects],
-            )
+                    where = _FROM["address" if subject.startswith("address:") else "account"]
+                    refusal = f"Too many failed sign-ins {where}; try again in {_minutes(wait)}"
+                    _audit(conn, _anonymous(address), "signin.throttled", target, address)
+                    break
+            else:
+                conn.executemany(
+                    "INSERT INTO signin_failures (subject, at, attempt) VALUES (?, ?, ?)",
+                    [(s, now, attempt) for s in subjects],
+                )
+        if refusal:  # raised after the commit: the audit row stays
+            raise Throttled(f"{refusal}, or ask an admin to unlock the account.")
         return attempt
 
     def sign_in(self, name: str, password: str, address: str = "") -> tuple[Principal, str]:
@@ -429,6 +507,17 @@ class Accounts:
         with self.db.connect() as conn:
             _audit(conn, actor, action, target, detail)
 
+    @staticmethod
+    def audit_in(conn: Connection, actor: str, action: str, target: str, detail: str = "") -> None:
+        """An audit row in the caller's transaction: it commits with the action or not at all."""
+        _audit(conn, actor, action, target, detail)
+
+    @staticmethod
+    def owner_in(conn: Connection, ws_id: str, name: str) -> None:
+        """A new workspace's owner and its audit row, in the transaction that creates it."""
+        _grant(conn, ws_id, name, "owner")
+        _audit(conn, name, "workspace.create", ws_id)
+
     def audit_log(self, limit: int = 500) -> list[AuditEntry]:
         with self.db.connect() as conn:
             rows = conn.execute(
@@ -449,6 +538,35 @@ def _check_password(password: str) -> str:
     if not (PASSWORD_MIN <= len(password or "") <= PASSWORD_MAX):
         raise AccessError(f"A password has {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
     return password
+
+
+_FROM = {"account": "on this account from here", "address": "from this address"}
+
+
+def _anonymous(address: str) -> str:
+    """The actor of a refused sign-in: the caller's address, not the account it named."""
+    return f"anonymous@{address}" if address else "anonymous"
+
+
+def _forget_failures(conn: Connection, key: str) -> int:
+    """Delete the account's counted failed sign-ins from every address; returns how many."""
+    prefix = f"account:{key}@"
+    return int(
+        conn.execute(
+            "DELETE FROM signin_failures WHERE substr(subject, 1, ?) = ?", (len(prefix), prefix)
+        ).rowcount
+    )
+
+
+def _link(conn: Connection, identity: tuple[str, str], key: str, actor: str) -> None:
+    try:
+        conn.execute(
+            "INSERT INTO oidc_identities (issuer, subject, account, linked_at) VALUES (?,?,?,?)",
+            (identity[0], identity[1], key, now_iso()),
+        )
+    except DuplicateRow as exc:
+        raise AccessError("That identity is linked to an account already.") from exc
+    _audit(conn, actor, "account.link", key, f"{identity[0]} {identity[1]}"[:500])
 
 
 def _minutes(seconds: int) -> str:

@@ -145,6 +145,15 @@ CREATE TABLE IF NOT EXISTS memberships (
     PRIMARY KEY (workspace_id, account)
 );
 CREATE INDEX IF NOT EXISTS memberships_by_account ON memberships (account);
+-- An identity provider's identities (MASIS_AUTH=oidc), by issuer and subject: the account a
+-- sign-in acts as. A name or an e-mail never picks it (it had taken over an admin's account).
+CREATE TABLE IF NOT EXISTS oidc_identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    account TEXT NOT NULL REFERENCES accounts(name) ON DELETE CASCADE,
+    linked_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
 -- Personal tokens for the CLI: only the SHA-256 of the secret is kept.
 CREATE TABLE IF NOT EXISTS tokens (
     token_id TEXT PRIMARY KEY,
@@ -160,7 +169,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     started REAL NOT NULL,
     expires REAL NOT NULL
 );
--- Failed sign-ins, per account ("account:NAME") and per client address ("address:IP").
+-- Failed sign-ins, per account and caller ("account:NAME@ADDRESS") and per client address
+-- ("address:IP").
 CREATE TABLE IF NOT EXISTS signin_failures (
     subject TEXT NOT NULL,
     at REAL NOT NULL

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -88,10 +88,15 @@ class Registry:
         return self.db.connect()
 
     # -- workspaces ---------------------------------------------------------------------
-    def new_workspace_id(self, name: str) -> str:
+    def new_workspace_id(self, name: str, scope: Scope | None = None) -> str:
         """The id a new workspace of that name gets; a name that makes none, or the id of a
-        workspace that exists, is refused (before any slower check of the embedder)."""
+        workspace that exists, is refused (before any slower check of the embedder). With a
+        scope, names are the scope's own: a name another account's hidden workspace holds
+        gets the next free id (``name-2``), as Grafana gives each dashboard its own uid,
+        rather than "already exists" telling that a hidden one is there."""
         ws_id = slugify(name)
+        if scope is not None and SLUG_RE.match(ws_id):
+            ws_id = self._own_id(ws_id, scope)
         if not name.strip():
             raise WorkspaceError("Give the workspace a name.")
         if not SLUG_RE.match(ws_id):
@@ -103,8 +108,28 @@ class Registry:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.")
         return ws_id
 
-    def create_workspace(self, name: str, embed_model: str) -> Workspace:
-        ws_id = self.new_workspace_id(name)
+    def _own_id(self, ws_id: str, scope: Scope) -> str:
+        """``ws_id``, or the first ``ws_id-N`` free, while the taken ones are hidden from
+        ``scope`` (one the scope sees stays taken: "already exists")."""
+        candidate, n = ws_id, 1
+        while (
+            self.get_workspace(candidate) is not None
+            and self.get_workspace(candidate, scope) is None
+        ):
+            n += 1
+            candidate = f"{ws_id}-{n}"
+        return candidate
+
+    def create_workspace(
+        self,
+        name: str,
+        embed_model: str,
+        then: Callable[[Connection, str], None] | None = None,
+        scope: Scope | None = None,
+    ) -> Workspace:
+        """The workspace row; ``then(conn, ws_id)`` writes in the same transaction (its owner
+        and its audit row: a crash between them had left a workspace owned by no one)."""
+        ws_id = self.new_workspace_id(name, scope)
         ws = Workspace(ws_id, name.strip(), embed_model, now_iso())
         try:
             with self._conn() as conn:
@@ -112,6 +137,8 @@ class Registry:
                     "INSERT INTO workspaces (id, name, embed_model, created_at) VALUES (?,?,?,?)",
                     (ws.id, ws.name, ws.embed_model, ws.created_at),
                 )
+                if then is not None:
+                    then(conn, ws.id)
         except DuplicateRow as exc:
             raise WorkspaceError(f"A workspace '{ws_id}' already exists.") from exc
         return ws
@@ -141,9 +168,14 @@ class Registry:
             ).fetchall()
         return [Workspace(**dict(r)) for r in rows]
 
-    def delete_workspace(self, ws_id: str) -> None:
+    def delete_workspace(
+        self, ws_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """Delete the row; ``then(conn)`` (its audit row) in the same transaction."""
         with self._conn() as conn:
             conn.execute("DELETE FROM workspaces WHERE id = ?", (ws_id,))
+            if then is not None:
+                then(conn)
 
     # -- documents ----------------------------------------------------------------------
     def claim_document(
@@ -203,11 +235,16 @@ class Registry:
             ).fetchall()
         return {int(r[0]): json.loads(r[1]) for r in rows}
 
-    def forget_document(self, ws_id: str, doc_id: str) -> None:
+    def forget_document(
+        self, ws_id: str, doc_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """Delete the row; ``then(conn)`` (its audit row) in the same transaction."""
         with self._conn() as conn:
             conn.execute(
                 "DELETE FROM documents WHERE workspace_id = ? AND doc_id = ?", (ws_id, doc_id)
             )
+            if then is not None:
+                then(conn)
 
     def get_document(self, ws_id: str, doc_id: str) -> Document | None:
         with self._conn() as conn:

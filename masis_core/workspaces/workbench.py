@@ -10,6 +10,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from masis_core.answers.providers import ProviderStatus, resolve_provider
@@ -28,9 +29,9 @@ from masis_core.retrieval.hybrid import WorkspaceIndex
 from masis_core.retrieval.softmatch import ChunkWords, WordVectors
 from masis_core.retrieval.store import VectorStore
 from masis_core.storage.accounts import Accounts
-from masis_core.storage.db import open_database
+from masis_core.storage.db import Connection, open_database
 from masis_core.storage.owners import HOST, owner_alive
-from masis_core.storage.registry import Document, Registry, Workspace, slugify
+from masis_core.storage.registry import Document, Registry, Scope, Workspace, slugify
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +130,17 @@ class Workbench:
         return resolve_embedder_name(self.settings.embed_model, self.settings, status)
 
     # -- workspaces ---------------------------------------------------------------------
-    def create_workspace(self, name: str, embedder: str = "auto") -> Workspace:
+    def create_workspace(
+        self,
+        name: str,
+        embedder: str = "auto",
+        then: Callable[[Connection, str], None] | None = None,
+        scope: Scope | None = None,
+    ) -> Workspace:
         """A new workspace. An Ollama embedder must answer first: the embedder is fixed at
         creation, so a workspace made with a mistyped or absent model could never be
         written to, nor be made again under its name."""
-        self.registry.new_workspace_id(name)  # a bad or taken name is said first
+        self.registry.new_workspace_id(name, scope)  # a bad or taken name is said first
         choice = canonical_name(embedder)
         wanted = self.settings.embed_model if choice == "auto" else choice
         # One look at Ollama serves both questions: which model "auto" means, and whether
@@ -149,7 +156,7 @@ class Workbench:
                     f"The workspace was not created: {why} Or choose the bundled "
                     f"'{WORDLLAMA}' embedder, which needs nothing."
                 )
-        return self.registry.create_workspace(name, model)
+        return self.registry.create_workspace(name, model, then, scope)
 
     def open_workspace(self, ws_id: str, embedder: str = "auto", *, create: bool) -> Workspace:
         """The workspace, created when asked; an explicit embedder must match the recorded one."""
@@ -199,20 +206,26 @@ class Workbench:
             self.chunk_words,
         )
 
-    def delete_workspace(self, ws_id: str) -> None:
+    def delete_workspace(
+        self, ws_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """``then(conn)``: written in the transaction that deletes the row (its audit)."""
         ws = self.registry.require_workspace(ws_id)
         docs = self.registry.list_documents(ws.id, status=None)
         self.store.delete_workspace(ws.embed_model, ws.id)
         self.bm25.delete_workspace(ws.id)
-        self.registry.delete_workspace(ws.id)
+        self.registry.delete_workspace(ws.id, then)
         for doc in docs:
             self.release_file(doc.doc_id)
 
-    def delete_document(self, ws_id: str, doc_id: str) -> None:
+    def delete_document(
+        self, ws_id: str, doc_id: str, then: Callable[[Connection], None] | None = None
+    ) -> None:
+        """``then(conn)``: written in the transaction that deletes the row (its audit)."""
         ws = self.registry.require_workspace(ws_id)
         self.store.delete_document(ws.embed_model, ws.id, doc_id)
         self.bm25.delete_document(ws.id, doc_id)
-        self.registry.forget_document(ws.id, doc_id)
+        self.registry.forget_document(ws.id, doc_id, then)
         self.release_file(doc_id)
 
     def documents(self, ws_id: str) -> list[Document]:

@@ -1,0 +1,79 @@
+"""A sign-in that survives a reload and a second tab (``MASIS_AUTH=local``, ``serve.py``),
+through Chromium.
+
+The sign-in had lived only in Streamlit's session state: a reload, a bookmark or an edited
+address (each a new Streamlit session) asked for the password again. Now an HttpOnly,
+SameSite=Strict cookie holds the signed server-side session id: a reload and a second tab stay
+signed in; a sign-out, an admin's reset and a removal still end it at the next click.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from masis_core.config import Settings
+from masis_core.workspaces.workbench import Workbench
+from tests.browser import server_problems
+from tests.browser import streamlit_server as server
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, idle
+from tests.test_browser_access import landed, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+
+def signed_in(page: Page, name: str) -> None:
+    expect(page.get_by_text(f"Signed in as {name}")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in")).to_have_count(0)
+    idle(page)
+
+
+def signed_out(page: Page) -> None:
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    idle(page)
+
+
+def test_a_sign_in_survives_a_reload_and_a_second_tab_until_it_ends(tmp_path: Path) -> None:
+    data, log = tmp_path / "data", tmp_path / "streamlit.log"
+    bench = Workbench(Settings.local(data, provider="offline", ollama_host="http://127.0.0.1:9"))
+    bench.accounts.create("root", "root password")
+    for name in ("ann", "bob"):
+        bench.accounts.create(name, f"{name} password")
+    env = {"MASIS_AUTH": "local"}
+    with server(data, log, env, script="serve.py") as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        expect.set_options(timeout=WAIT_MS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.set_default_timeout(WAIT_MS)
+        first = context.new_page()
+        first.goto(f"{url}/library")
+        signed_out(first)
+        sign_in(first, "ann")
+        landed(first, "Library")
+        cookie = next(c for c in context.cookies() if c["name"] == "masis_session")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert "masis_session" not in first.evaluate("document.cookie")  # no script reads it
+
+        first.reload()  # a new Streamlit session: the cookie signs it in
+        signed_in(first, "ann")
+        second = context.new_page()
+        second.goto(f"{url}/runs")  # a bookmark, in a second tab
+        signed_in(second, "ann")
+        landed(second, "Runs")
+
+        first.get_by_role("button", name="Sign out").click()
+        signed_out(first)
+        second.locator(".st-key-masis-nav").get_by_role("link", name="Library").click()
+        signed_out(second)  # the next click in the other tab
+        second.reload()
+        signed_out(second)  # the cookie no longer signs anyone in
+
+        sign_in(second, "bob")
+        bench.accounts.set_password("bob", "bob's new password", actor="root")  # a reset
+        second.reload()
+        signed_out(second)
+        browser.close()
+    assert not server_problems(log)
