@@ -54,5 +54,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     entry.update(result.trace_fields())
     # Web evidence can answer where the documents had nothing: the review is not needed.
     cleared = {"hitl": None} if hitl.get("kind") == "no_evidence" else {}
-    headings = [h for _, h in sorted({p["passage"]: p.get("heading", "") for p in parts}.items())]
+    # Passages and their headings are the offline engine's: a model's answer is prose.
+    heads = {p["passage"]: p.get("heading", "") for p in parts if "passage" in p}
+    headings = [h for _, h in sorted(heads.items())]
     return {"draft_answer": draft, "draft_headings": headings, **cleared, "trace": [entry]}
