@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +79,19 @@ def evidence_for(
     ws = bench.open_workspace(ws_id, create=False)
     context = RunContext(bench, OfflineEngine())
     graph = first_draft_graph()
-    out = []
+    out, seconds = [], []
     for i, q in enumerate(questions):
+        started = time.perf_counter()
         result = ask(graph, context, ws, q["question"])
+        seconds.append(time.perf_counter() - started)
         out.append(all_evidence(result))
         print(f"\r{i + 1}/{len(questions)}", end="", file=sys.stderr)
-    print(file=sys.stderr)
+    print(
+        f"\nfirst draft (planner to evaluator): median {statistics.median(seconds):.2f} s, "
+        f"p95 {sorted(seconds)[int(0.95 * (len(seconds) - 1))]:.2f} s, "
+        f"load {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+    )
     if cache:
         cache.write_bytes(pickle.dumps(out))
     return out
