@@ -59,13 +59,15 @@ with runs_tab:
                     col.info(f"{title}: no candidates at all.")
                 else:
                     col.plotly_chart(
-                        charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
+                        charts.score_histogram(got, p["threshold"], title),
+                        key=f"h{p['pass']}",
+                        config=charts.CHART_CONFIG,
                     )
         left, right = st.columns(2)
-        left.plotly_chart(charts.pass_counts(summary), key="counts")
+        left.plotly_chart(charts.pass_counts(summary), key="counts", config=charts.CHART_CONFIG)
         steps = node_latency(rec)
         if not steps.empty:
-            right.plotly_chart(charts.latency(steps), key="latency")
+            right.plotly_chart(charts.latency(steps), key="latency", config=charts.CHART_CONFIG)
         st.dataframe(summary, hide_index=True, width="stretch")
     reasons = retry_reasons(rec)
     st.markdown("**Retry reasons**")
@@ -88,5 +90,6 @@ with runs_tab:
                 everything, default, f"{len(everything)} candidates from {len(runs)} runs"
             ),
             key="workspace",
+            config=charts.CHART_CONFIG,
         )
         st.caption(kept_summary(everything, ws.embed_model, default))

@@ -48,6 +48,7 @@ def _diagrams(report: dict[str, Any]) -> None:
                 f"Before: the judge's score ({report['ece_before']:.3f} ECE)",
             ),
             key="calibration-before",
+            config=charts.CHART_CONFIG,
         )
     if after is not None:
         right.plotly_chart(
@@ -56,6 +57,7 @@ def _diagrams(report: dict[str, Any]) -> None:
                 f"After: this workspace's map ({report['ece_after']:.3f} ECE)",
             ),
             key="calibration-after",
+            config=charts.CHART_CONFIG,
         )
     else:
         right.info("No map: the global model is kept, so there is no 'after'.")
@@ -172,7 +174,7 @@ def verdict_panel(runs: list[RunRecord]) -> None:
     bins, ece = calibration
     n = int(bins["count"].sum())
     title = f"Confidence vs {counted(n, 'verdict')} (expected calibration error {ece:.3f})"
-    st.plotly_chart(charts.reliability(bins, title), key="reliability")
+    st.plotly_chart(charts.reliability(bins, title), key="reliability", config=charts.CHART_CONFIG)
     few = (
         f"With fewer than {MIN_POINTS} verdicts this error is mostly chance. "
         if n < MIN_POINTS

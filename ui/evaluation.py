@@ -129,6 +129,7 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
                 [r["ranks"][mode] for r in report["results"]], k, f"{mode}: rank of the gold page"
             ),
             key=f"eval-ranks-{mode}",
+            config=charts.CHART_CONFIG,
         )
     for note in report.get("notes") or []:
         st.caption(f"Note: {untrusted(note)}")
@@ -195,5 +196,7 @@ def evaluation_panel(ws: Workspace) -> None:
     st.dataframe(_history_table(history), hide_index=True, width="stretch")
     if len(history) > 1:
         st.plotly_chart(
-            charts.evaluation_history(_long_history(history), "page-hit@k"), key="eval-history"
+            charts.evaluation_history(_long_history(history), "page-hit@k"),
+            key="eval-history",
+            config=charts.CHART_CONFIG,
         )
