@@ -31,7 +31,7 @@ runs_tab, evaluation_tab, calibration_tab = st.tabs(
 with evaluation_tab:
     evaluation_panel(ws)
 with calibration_tab:
-    calibration_panel(ws)
+    calibration_panel(ws, runs)
 with runs_tab:
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")

@@ -322,10 +322,35 @@ def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, ben
     at.switch_page("pages/inspector.py").run()
     assert not at.exception
     figures = [c.proto.spec for c in at.get("plotly_chart")]
-    assert any("Confidence vs 1 verdict (expected" in f for f in figures)
+    assert any("Confidence vs 1 answer you marked (expected" in f for f in figures)
     # One verdict is not a measurement: the page says so, and why the calibration tab differs.
-    assert any("fewer than 20 verdicts this error is mostly chance" in c.value for c in at.caption)
+    assert any(
+        "fewer than 20 marked answers this error is mostly chance" in c.value for c in at.caption
+    )
     assert "- Analyst's verdict: right" in run_markdown(RunService(bench).get(run_id))
+
+
+def test_the_inspector_and_the_calibration_tab_count_the_same_marked_answers(
+    app: AppTest, boiler_log, bench
+) -> None:
+    """One answer, marked 👍 by choosing its lead at review: the Inspector said "vs 1 verdict"
+    and the calibration tab "your verdicts 2" (its fit's points: the lead passed over too).
+    Both now count answers marked, say so, and the tab says what its fit's points are."""
+    research = RunService(bench)
+    paused = research.ask(boiler_log.id, BOILER_LOG_QUESTION)
+    assert research.resume(paused.run_id, {"action": "accept", "lead": 1}).feedback is True
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Confidence vs 1 answer you marked") for t in titles), titles
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["answers you marked"] == "1"
+    assert "your verdicts" not in metrics
+    assert any(
+        "The fit holds 2 points from your answers: a lead you chose at review adds the lead "
+        "passed over" in c.value
+        for c in at.caption
+    )
 
 
 # -- issue 29: delete, drafts, long questions, colours -----------------------------------------

@@ -188,6 +188,14 @@ def kept_summary(scores: pd.DataFrame, embed_model: str, threshold: float) -> st
     )
 
 
+def marked_answers(runs: Iterable[RunRecord]) -> list[RunRecord]:
+    """The runs whose answer the analyst marked 👍 or 👎 (a lead chosen at review marks it
+    👍): what the Inspector and the calibration tab both count as "answers you marked". The
+    two had said "vs 1 verdict" and "your verdicts 2" of one answer: the calibration counted
+    its fit's points, two for a chosen lead (the lead passed over, the one chosen)."""
+    return [r for r in runs if r.feedback is not None]
+
+
 def verdict_reliability(runs: Iterable[RunRecord]) -> tuple[pd.DataFrame, float] | None:
     """The reliability bins of the runs the analyst marked right or wrong: per confidence bin,
     how many answers and the share marked right, and the expected calibration error; None
