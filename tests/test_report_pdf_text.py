@@ -76,7 +76,7 @@ def test_the_pdf_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> 
     text = " ".join(pdf_text(run_pdf(record(answer=answer))).split())
     assert "Answer Every 500 hours. [1] Also relevant Seals are checked. [2]" in text
     paused = " ".join(pdf_text(run_pdf(record(answer=answer, status="needs_human"))).split())
-    assert "Draft answer — awaiting your review Every 500 hours." in paused
+    assert "Draft answer — awaiting review Every 500 hours." in paused
 
 
 def test_passages_without_a_page_image_share_a_sheet() -> None:

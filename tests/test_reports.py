@@ -14,7 +14,7 @@ from masis_core.services.inspection import (
     score_rows,
     workspace_scores,
 )
-from masis_core.services.reports import citation_source, run_markdown
+from masis_core.services.reports import answer_title, citation_source, run_markdown
 from masis_core.services.runs import RunRecord
 
 TRACE = [
@@ -110,9 +110,28 @@ def test_markdown_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() ->
     model = run_markdown(record(answer=OFFLINE_ANSWER, engine="ollama"))
     assert "Also relevant" not in model  # a model's paragraphs are prose, not passages
     paused = run_markdown(record(answer=OFFLINE_ANSWER, status="needs_human"))
-    assert "## Draft answer — awaiting your review\n" in paused and "## Answer" not in paused
+    assert "## Draft answer — awaiting review\n" in paused and "## Answer" not in paused
     # The status in the analyst's words, not the graph's name for it.
     assert "- Status: awaiting review · " in paused and "needs_human" not in paused
+
+
+def test_a_draft_names_whose_review_it_awaits_and_the_run_who_asked_it() -> None:
+    """ "Awaiting your review" was said to every viewer of another account's run, and in the
+    export of it: the review is the asker's (or an editor's). The Runs table and the export
+    say who asked a run (docs/team.md)."""
+    paused = record(answer=OFFLINE_ANSWER, status="needs_human", asked_by="ann")
+    assert answer_title(paused) == "Draft answer — awaiting review by ann"
+    assert answer_title(paused, yours=True) == "Draft answer — awaiting your review"
+    assert answer_title(record(status="needs_human")) == "Draft answer — awaiting review"
+    cancelled = record(status="cancelled", asked_by="ann")
+    assert "awaiting" not in answer_title(cancelled, yours=True)
+    assert answer_title(record(asked_by="ann"), yours=True) == "Answer"
+    md = run_markdown(paused)
+    assert "## Draft answer — awaiting review by ann\n" in md and "- Asked by ann\n" in md
+    assert "Asked by" not in run_markdown(record())  # no accounts: nobody to name
+    table = run_table([record(asked_by="ann"), record(run_id="r2")])
+    assert list(table.columns[:5]) == ["run_id", "thread", "created", "status", "asked by"]
+    assert list(table["asked by"]) == ["ann", ""]
 
 
 def test_page_ranges_in_citation_sources() -> None:

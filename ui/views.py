@@ -16,7 +16,7 @@ from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
 from masis_core.retrieval.vocabulary import language_notice, recorded_unknown
-from masis_core.services.reports import answer_title, citation_source, is_final
+from masis_core.services.reports import answer_title, asked_by, citation_source, is_final
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import (
@@ -196,7 +196,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if is_final(rec):
         st.subheader("Answer")
     else:
-        st.subheader(answer_title(rec))
+        st.subheader(untrusted(answer_title(rec, yours=door().may_review(rec))))
         st.caption(
             "The run stopped before this answer was final; it is the draft the review is "
             "about. Your verdict (👍 / 👎) and follow-up questions come with the final answer."
@@ -396,7 +396,8 @@ def question_heading(question: str) -> None:
 
 def status_line(rec: RunRecord) -> None:
     icon, kind = STATUS_BADGES.get(rec.status, ("•", "info"))
-    text = f"Run `{rec.run_id}` · {rec.shown_status} · engine {rec.engine}"
+    who = f" · {untrusted(asked_by(rec))}" if rec.asked_by else ""
+    text = f"Run `{rec.run_id}` · {rec.shown_status}{who} · engine {rec.engine}"
     if rec.error:
         text += f" — {untrusted(rec.error)}"
     getattr(st, kind)(text, icon=icon)

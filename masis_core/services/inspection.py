@@ -148,6 +148,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "thread": r.thread_id if r.thread_id in threaded else "",
             "created": r.created_at,
             "status": r.shown_status,
+            "asked by": plain(r.asked_by or ""),  # none without accounts (MASIS_AUTH=none)
             "question": plain(r.question),
             "engine": r.engine,
             "confidence": None if r.confidence is None else round(r.confidence * 100),
@@ -162,6 +163,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
         "thread",
         "created",
         "status",
+        "asked by",
         "question",
         "engine",
         "confidence",
