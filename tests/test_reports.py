@@ -200,7 +200,7 @@ def test_exported_markdown_carries_no_link_image_html_or_fake_marker_from_eviden
     ]
     kinds = {t.type for t in tokens}
     assert not kinds & {"link_open", "image", "html_inline", "html_block"}, kinds
-    assert "javascript\\:alert\\(1\\)" in md and "evil.example/t.gif" in md  # shown, as text
+    assert "javascript\\:alert(1)" in md and "evil.example/t.gif" in md  # shown, as text
     # nor would a GFM renderer (GitHub, Streamlit) link a bare address: each one is code
     from tests.test_markup import linkable
 
@@ -222,3 +222,27 @@ def test_tables_show_names_and_questions_without_bidi_controls() -> None:
     runs = run_table([record(question="Pay \u202eit\u2069 now?")])
     assert list(runs["question"]) == ["Pay it now?"]
     assert not bidi & set("".join(map(str, [*files.to_numpy().ravel(), *runs.to_numpy().ravel()])))
+
+
+def test_the_export_escapes_only_what_would_become_markup() -> None:
+    """Prose with parentheses, colons, "!", "&", "|", "{}" and a word_with_underscores is
+    exported as written: "\\(assuming Linux here\\)" and "like this\\:" read as noise in a
+    report. What would be markup still is not (see the hostile export test above)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    prose = (
+        "Start the driver (assuming Linux here) like this: upsdrvctl start! "
+        "Cost: 5 & up; a | b; {x}; see nut_usb_install, 2) the rest"
+    )
+    rec = record(
+        answer=f"{prose} [1]",
+        citations=[{"n": 1, "filename": "faq (2).pdf", "page": 2, "text": prose}],
+        metrics={},
+    )
+    md = run_markdown(rec)
+    assert f"{prose} [1]" in md
+    assert f"> {prose}" in md  # the evidence appendix quotes it as written
+    assert "[1] faq (2).pdf, page 2" in md
+    assert "\\(" not in md and "\\:" not in md and "\\!" not in md and "\\|" not in md
+    tokens = markdown_it.MarkdownIt("commonmark").enable(["table"]).parse(md)
+    kinds = {t.type for tok in tokens for t in [tok, *(tok.children or [])]}
+    assert not kinds & {"link_open", "image", "html_inline", "html_block", "table_open"}
