@@ -107,6 +107,12 @@ def _long_history(history: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
+def _per_mode_columns(per_mode: dict[str, Any]) -> list[tuple[Any, str, dict[str, Any]]]:
+    """One column per retrieval mode, with the mode and its figures."""
+    columns = st.columns(len(per_mode))
+    return [(col, mode, per_mode[mode]) for col, mode in zip(columns, per_mode, strict=True)]
+
+
 def _harder(report: dict[str, Any]) -> None:
     """The harder variant beside the headings' figure, each saying what it measured."""
     harder = report.get("harder") or {}
@@ -119,9 +125,7 @@ def _harder(report: dict[str, Any]) -> None:
         f"**Harder: page-hit@{k} {harder['label']}** ({counted(harder['questions'], 'question')}"
         "; closer to what an analyst types than the heading itself)"
     )
-    modes = list(harder["per_mode"])
-    for col, mode in zip(st.columns(len(modes)), modes, strict=True):
-        m = harder["per_mode"][mode]
+    for col, mode, m in _per_mode_columns(harder["per_mode"]):
         col.metric(f"{mode} page-hit@{k}, harder", f"{m[f'page_hit@{k}']:.3f}")
         col.caption(f"MRR {m['mrr']:.3f} · keep rate {m['keep_rate']:.0%}")
 
@@ -140,9 +144,7 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
             f"**page-hit@{k} {report['label']}** ({report['questions']} of {entries} outline "
             "entries, each asked as written: the notes below say which were left out and why)"
         )
-    modes = list(report["per_mode"])
-    for col, mode in zip(st.columns(len(modes)), modes, strict=True):
-        m = report["per_mode"][mode]
+    for col, mode, m in _per_mode_columns(report["per_mode"]):
         before = (previous or {}).get("per_mode", {}).get(mode)
         delta = None
         if before is not None and previous is not None and previous["k"] == k:
