@@ -22,6 +22,7 @@ from ui.auth import door
 from ui.calibration import calibration_panel, verdict_panel
 from ui.evaluation import evaluation_panel
 from ui.sidebar import run_picker, workspace_or_stop
+from ui.trace import raw_trace
 
 ws = workspace_or_stop("📊 Retrieval inspector")
 runs = door().runs(ws.id)
@@ -75,6 +76,8 @@ with runs_tab:
         st.caption("No retries in this run.")
     else:
         st.dataframe(reasons, hide_index=True, width="stretch")
+
+    raw_trace(rec.trace)  # field names as recorded: the Research page says it in words
 
     st.subheader("Confidence against your verdicts")
     verdict_panel(runs)
