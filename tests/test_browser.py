@@ -162,10 +162,11 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     # The first path a new user takes: straight on to Research (this crashed once).
     go(page, "Research")
     ask(page, "Which driver should a USB UPS use on Solaris with NUT?")
+    # Once the run has ended its steps fold below the answer, each in words.
+    expect(page.get_by_text("Sources", exact=True)).to_be_visible()
     open_steps(page)
     for words in ("Planned", "Searched your documents", "Wrote the draft", "Judged the draft"):
         expect(page.get_by_text(re.compile(words)).first).to_be_visible()
-    expect(page.get_by_text("Sources", exact=True)).to_be_visible()
     first_source = page.get_by_text(re.compile(r"^\[1\] nut-solaris-usb\.pdf, page"))
     expect(first_source).to_be_visible()
     expect(page.get_by_text(re.compile(r"UGEN.*\[\d\]")).first).to_be_visible()
