@@ -15,7 +15,9 @@ import csv
 import io
 import json
 import logging
+import random
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -31,13 +33,20 @@ from masis_core.modes import MODES, Mode
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.storage.registry import now_iso
-from masis_core.text.words import words
+from masis_core.text.words import STOP_WORDS, words
 from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)
 
 PER_DOC = 20  # questions per document, spread over it: a 2,400-page reference is not 95% of all
 MAX_QUESTIONS = 2000
+# The headings asked as they are find their own page easily (a heading's words are on it): the
+# harder variant asks each heading cut to its content words, shuffled, where that leaves at
+# least ``HARDER_WORDS`` of them, and is reported once ``HARDER_MIN`` headings allow it.
+HARDER_WORDS = 2
+HARDER_MIN = 5
+HEADINGS_LABEL = "on the document's own headings"
+HARDER_LABEL = "on the headings cut to their content words, shuffled"
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 
 
@@ -67,6 +76,40 @@ def _section_end(heading: Heading, headings: list[Heading], last_page: int) -> i
     return min(later) if later else max(heading.page, last_page)
 
 
+def selection_notes(questions: list[dict[str, Any]]) -> list[str]:
+    """Per document, how many of its outline entries were asked and why not the others: an
+    evaluation that used 20 of 57 had not said so."""
+    notes = []
+    for doc in dict.fromkeys(q["doc"] for q in questions):
+        mine = [q for q in questions if q["doc"] == doc]
+        used, entries, askable = len(mine), mine[0]["entries"], mine[0]["askable"]
+        why = []
+        if askable > used:
+            why.append(f"at most {used} per document, spread evenly over it")
+        if entries > askable:
+            why.append(
+                f"{entries - askable} repeat a title of the document or have no word of three "
+                "letters, so have no single page to find"
+            )
+        if why:
+            notes.append(f"{doc}: {used} of its {entries} outline entries asked ({'; '.join(why)})")
+    return notes
+
+
+def harder_question(heading: str) -> str | None:
+    """The heading cut to its content words (no stop words), in a shuffled order fixed by the
+    heading; None when fewer than ``HARDER_WORDS`` are left (nothing to shuffle)."""
+    content = [w for w in heading.split() if w.lower().strip(".,:;()") not in STOP_WORDS]
+    content = [w for w in content if words(w)]
+    if len(content) < HARDER_WORDS:
+        return None
+    shuffled = content[:]
+    random.Random(zlib.crc32(heading.encode())).shuffle(shuffled)
+    if shuffled == content:
+        shuffled = shuffled[1:] + shuffled[:1]
+    return " ".join(shuffled)
+
+
 def workspace_questions(
     bench: Workbench, ws_id: str, per_doc: int = PER_DOC
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -88,7 +131,8 @@ def workspace_questions(
             notes.append(f"{doc.filename}: its outline could not be read ({kind})")
             continue
         source, headings = payload
-        chosen = _spread(_askable(headings), per_doc)
+        askable = _askable(headings)
+        chosen = _spread(askable, per_doc)
         if not chosen:
             notes.append(f"{doc.filename}: no outline and no numbered section headings")
         questions += [
@@ -99,6 +143,8 @@ def workspace_questions(
                 "gold_page": h.page,
                 "section_end": _section_end(h, headings, doc.pages),
                 "source": source,
+                "entries": len(headings),  # how many were there to ask (``selection_notes``)
+                "askable": len(askable),
             }
             for h in chosen
         ]
@@ -298,6 +344,7 @@ def run_evaluation(
         if progress:
             progress(0, 0, "reading outlines")
         questions, notes = workspace_questions(bench, ws_id, per_doc)
+        notes = [*selection_notes(questions), *notes]
         source = "outline"
         if not questions:
             raise InputError(
@@ -305,32 +352,102 @@ def run_evaluation(
                 "numbered section headings; upload a JSON or CSV question file instead"
                 + (f" ({'; '.join(notes[:3])})" if notes else "")
             )
-    report = evaluate_workspace(
-        bench, ws_id, questions, k=k, modes=modes or MODES, progress=progress
-    )
+    modes = list(modes or MODES)
+    report = evaluate_workspace(bench, ws_id, questions, k=k, modes=modes, progress=progress)
     report["notes"] = notes
+    if source == "outline":
+        report["label"] = HEADINGS_LABEL
+        asked = {r["doc_id"]: r.get("entries", 0) for r in report["results"]}
+        report["outline_entries"] = sum(asked.values())
+        report["harder"] = harder_variant(bench, ws_id, report["results"], k, modes, progress)
     return EvaluationStore(bench).save(report, source)
+
+
+def harder_variant(
+    bench: Workbench,
+    ws_id: str,
+    questions: list[dict[str, Any]],
+    k: int,
+    modes: list[Mode],
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The same measure on the headings cut to their content words and shuffled
+    (``harder_question``): a heading asked verbatim is its page's own words, and its
+    page-hit@k overstates what a question typed by an analyst gets."""
+    variants = [
+        {
+            "doc": q["doc"],
+            "doc_id": q.get("doc_id"),
+            "gold_page": q["gold_page"],
+            "source": q["source"],
+            "heading": q["question"],
+            "question": hard,
+        }
+        for q in questions
+        if (hard := harder_question(q["question"])) is not None
+    ]
+    if len(variants) < HARDER_MIN:
+        return {
+            "label": HARDER_LABEL,
+            "questions": len(variants),
+            "skipped": f"only {len(variants)} headings keep {HARDER_WORDS} or more content "
+            f"words; the harder variant needs {HARDER_MIN}",
+        }
+
+    def step(done: int, total: int, what: str) -> None:
+        if progress:
+            progress(done, total, f"harder variant, {what}")
+
+    measured = evaluate_workspace(bench, ws_id, variants, k=k, modes=modes, progress=step)
+    return {
+        "label": HARDER_LABEL,
+        "questions": measured["questions"],
+        "per_mode": measured["per_mode"],
+        "results": measured["results"],
+    }
 
 
 def summary_json(report: dict[str, Any]) -> dict[str, Any]:
     """What ``eval outline --json`` prints: everything but the per-question rows."""
-    return {key: value for key, value in report.items() if key != "results"}
+    summary = {key: value for key, value in report.items() if key != "results"}
+    if isinstance(report.get("harder"), dict):
+        summary["harder"] = {k: v for k, v in report["harder"].items() if k != "results"}
+    return summary
+
+
+def _mode_table(report: dict[str, Any], per_mode: dict[str, Any], label: str) -> list[str]:
+    k = report["k"]
+    lines = [
+        "",
+        label,
+        f"{'mode':8} | page-hit@{k} |   MRR | keep rate (threshold {report['threshold']})",
+    ]
+    for mode, m in per_mode.items():
+        lines.append(
+            f"{mode:8} | {m[f'page_hit@{k}']:10.3f} | {m['mrr']:.3f} | {m['keep_rate']:.3f}"
+        )
+    return lines
 
 
 def format_summary(report: dict[str, Any]) -> str:
-    k = report["k"]
     sources = ", ".join(f"{n} from {s}" for s, n in report["sources"].items())
     lines = [
         f"workspace {report['workspace']} ({report['embedder']}): {report['questions']} "
         f"questions ({sources}) over {report['documents']} documents; evaluation "
         f"{report['eval_id']} stored",
-        "",
-        f"{'mode':8} | page-hit@{k} |   MRR | keep rate (threshold {report['threshold']})",
     ]
-    for mode, m in report["per_mode"].items():
+    if report.get("outline_entries"):
         lines.append(
-            f"{mode:8} | {m[f'page_hit@{k}']:10.3f} | {m['mrr']:.3f} | {m['keep_rate']:.3f}"
+            f"{report['questions']} of {report['outline_entries']} outline entries asked "
+            "(the notes say why)"
         )
+    lines += _mode_table(report, report["per_mode"], report.get("label") or "")
+    harder = report.get("harder") or {}
+    if harder.get("per_mode"):
+        label = f"harder, {harder['questions']} questions {harder['label']}"
+        lines += _mode_table(report, harder["per_mode"], label)
+    elif harder.get("skipped"):
+        lines.append(f"harder variant not run: {harder['skipped']}")
     lines += [f"note: {n}" for n in report.get("notes") or []]
     if report.get("unknown_documents"):
         lines.append(f"skipped (not in the workspace): {', '.join(report['unknown_documents'])}")

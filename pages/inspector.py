@@ -22,6 +22,7 @@ from ui.auth import door
 from ui.calibration import calibration_panel, verdict_panel
 from ui.evaluation import evaluation_panel
 from ui.sidebar import run_picker, workspace_or_stop
+from ui.trace import raw_trace
 
 ws = workspace_or_stop("📊 Retrieval inspector")
 runs = door().runs(ws.id)
@@ -31,7 +32,7 @@ runs_tab, evaluation_tab, calibration_tab = st.tabs(
 with evaluation_tab:
     evaluation_panel(ws)
 with calibration_tab:
-    calibration_panel(ws)
+    calibration_panel(ws, runs)
 with runs_tab:
     if not runs:
         st.info("No runs in this workspace yet: ask a question on the Research page.")
@@ -59,13 +60,15 @@ with runs_tab:
                     col.info(f"{title}: no candidates at all.")
                 else:
                     col.plotly_chart(
-                        charts.score_histogram(got, p["threshold"], title), key=f"h{p['pass']}"
+                        charts.score_histogram(got, p["threshold"], title),
+                        key=f"h{p['pass']}",
+                        config=charts.CHART_CONFIG,
                     )
         left, right = st.columns(2)
-        left.plotly_chart(charts.pass_counts(summary), key="counts")
+        left.plotly_chart(charts.pass_counts(summary), key="counts", config=charts.CHART_CONFIG)
         steps = node_latency(rec)
         if not steps.empty:
-            right.plotly_chart(charts.latency(steps), key="latency")
+            right.plotly_chart(charts.latency(steps), key="latency", config=charts.CHART_CONFIG)
         st.dataframe(summary, hide_index=True, width="stretch")
     reasons = retry_reasons(rec)
     st.markdown("**Retry reasons**")
@@ -73,6 +76,8 @@ with runs_tab:
         st.caption("No retries in this run.")
     else:
         st.dataframe(reasons, hide_index=True, width="stretch")
+
+    raw_trace(rec.trace)  # field names as recorded: the Research page says it in words
 
     st.subheader("Confidence against your verdicts")
     verdict_panel(runs)
@@ -88,5 +93,6 @@ with runs_tab:
                 everything, default, f"{len(everything)} candidates from {len(runs)} runs"
             ),
             key="workspace",
+            config=charts.CHART_CONFIG,
         )
         st.caption(kept_summary(everything, ws.embed_model, default))

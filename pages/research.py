@@ -19,12 +19,12 @@ from ui.follow import follow_run, watch_record
 from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop
+from ui.trace import render_trace
 from ui.views import (
     is_final,
     not_yours,
     question_heading,
     render_answer,
-    render_trace,
     review_form,
     status_line,
 )
@@ -124,9 +124,10 @@ if rec is not None:
         question_heading(rec.question)
         watch_record(rec.run_id)
     else:
+        # The run has ended or paused: what it asks of the analyst (the review) and its answer
+        # come first; the steps that led there fold below them.
         question_heading(rec.question)
         thread_caption(rec)
-        render_trace(rec.trace)
         status_line(rec)
         if not door().may_review(rec):  # another account's run: theirs to review or resume
             if rec.status in ("failed", "needs_human"):
@@ -142,6 +143,7 @@ if rec is not None:
         if follow_up_run is not None:
             show(follow_up_run)
             st.rerun()
+        render_trace(rec.trace, folded=True)
 
 gate = door()  # one door for the list: each door() looks the session up again
 paused = [r for r in gate.runs(ws.id, status="needs_human", limit=20) if gate.may_review(r)]

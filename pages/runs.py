@@ -20,7 +20,8 @@ from ui.evidence import report_pdf
 from ui.follow import watch_runs
 from ui.followup import thread_caption
 from ui.sidebar import run_picker, workspace_runs_or_stop
-from ui.views import question_heading, render_answer, render_trace, status_line
+from ui.trace import render_trace
+from ui.views import question_heading, render_answer, status_line
 
 ws, runs = workspace_runs_or_stop("🗂️ Runs")
 running = [r.run_id for r in runs if r.status == "running"]
@@ -78,5 +79,5 @@ if right.button("Inspect retrieval"):
 question_heading(rec.question)
 thread_caption(rec)
 status_line(rec)
-render_trace(rec.trace)
 render_answer(rec, ws)
+render_trace(rec.trace, folded=True)  # the answer first; the steps folded below it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -25,6 +26,16 @@ from tests.texts import (
 
 ROOT = Path(__file__).resolve().parents[1]
 OFF_TOPIC = "What is the capital city of Mongolia and its population?"
+# Each step of a completed run, as its panel says it (``masis_core.services.steps``).
+STEP_WORDS = (
+    "Started: planning the search",
+    "Planned",
+    "Searched your documents",
+    "Wrote the draft",
+    "Judged the draft: confidence",
+    "Checked the citations",
+    "Finished: the answer is final",
+)
 
 
 @pytest.fixture
@@ -121,10 +132,11 @@ def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, benc
 def test_offline_run_renders_node_panels_and_a_cited_answer(app: AppTest, plant) -> None:
     at = ask(app.run(), "How often must the hydraulic pump be inspected?")
     panels = labels(at)
-    for node in ("supervisor", "planner", "researcher", "synthesizer", "critic", "evaluator"):
-        assert any(node in p for p in panels), (node, panels)
-    researcher_panel = next(p for p in panels if "researcher" in p)
-    assert "kept" in researcher_panel and "threshold 0.27" in researcher_panel
+    for words in STEP_WORDS:
+        assert any(words in p for p in panels), (words, panels)
+    researcher_panel = next(p for p in panels if "Searched your documents" in p)
+    assert re.search(r"\d+ passages? kept, \d+ below the bar", researcher_panel)
+    assert next(m for m in at.metric if m.label == "the bar (similarity)").value == "0.27"
     answer = next(m.value for m in at.markdown if "500 operating hours" in m.value)
     assert "[1]" in answer
     source = next(e for e in at.main.expander if e.label.startswith("[1]"))
@@ -136,6 +148,24 @@ def test_offline_run_renders_node_panels_and_a_cited_answer(app: AppTest, plant)
     assert at.get("image"), "the cited PDF page is rendered"
     confidence = next(m for m in at.metric if m.label == "Confidence")
     assert confidence.value.endswith("%")
+
+
+def test_steps_are_in_words_on_research_and_as_recorded_in_the_inspector(app, plant) -> None:
+    """The Research page said "HITL_triggered", "no_evidence", "KB / 0 web queries" and
+    "web_searcher · skipped": its panels now say what the agent did, in words; the recorded
+    fields stay in the Inspector (issue 54, point 10)."""
+    at = ask(app.run(), OFF_TOPIC)
+    panels = labels(at)
+    assert any("Searched your documents: no passage cleared the bar" in p for p in panels)
+    assert not any("web" in p.lower() for p in panels), panels  # no web search was asked for
+    page = " ".join([*panels, *(str(e.value) for e in [*at.caption, *at.markdown, *at.metric])])
+    for raw in ("no_qualifying_evidence", "HITL", "KB", "filtered_out", "web_searcher"):
+        assert raw not in page, raw
+    assert not at.get("json")
+    at.switch_page("pages/inspector.py").run()
+    (recorded,) = [e for e in at.main.expander if e.label.startswith("The trace as recorded")]
+    raw = recorded.get("json")[0].proto.body
+    assert '"warning": "no_qualifying_evidence"' in raw and '"node": "web_searcher"' in raw
 
 
 def test_web_toggle_is_disabled_without_a_key(app: AppTest, plant) -> None:
@@ -166,8 +196,8 @@ def test_review_form_resumes_the_paused_run(app: AppTest, plant, bench) -> None:
     assert rec.status == "completed"
     assert at.query_params["run"] == run_id  # the same run, continued
     panels = labels(at)
-    review = next(i for i, p in enumerate(panels) if "human_review" in p)
-    assert any("evaluator" in p for p in panels[review:])  # the trace continues below
+    review = next(i for i, p in enumerate(panels) if "Reviewed: rephrased the question" in p)
+    assert any("Checked the citations" in p for p in panels[review:])  # the trace goes on
     assert any("230 bar" in m.value for m in at.markdown)
     assert not [r for r in at.radio if (r.key or "").startswith("review-action")]
 
@@ -322,10 +352,35 @@ def test_a_verdict_is_stored_and_the_inspector_draws_it(app: AppTest, plant, ben
     at.switch_page("pages/inspector.py").run()
     assert not at.exception
     figures = [c.proto.spec for c in at.get("plotly_chart")]
-    assert any("Confidence vs 1 verdict (expected" in f for f in figures)
+    assert any("Confidence vs 1 answer you marked (expected" in f for f in figures)
     # One verdict is not a measurement: the page says so, and why the calibration tab differs.
-    assert any("fewer than 20 verdicts this error is mostly chance" in c.value for c in at.caption)
+    assert any(
+        "fewer than 20 marked answers this error is mostly chance" in c.value for c in at.caption
+    )
     assert "- Analyst's verdict: right" in run_markdown(RunService(bench).get(run_id))
+
+
+def test_the_inspector_and_the_calibration_tab_count_the_same_marked_answers(
+    app: AppTest, boiler_log, bench
+) -> None:
+    """One answer, marked 👍 by choosing its lead at review: the Inspector said "vs 1 verdict"
+    and the calibration tab "your verdicts 2" (its fit's points: the lead passed over too).
+    Both now count answers marked, say so, and the tab says what its fit's points are."""
+    research = RunService(bench)
+    paused = research.ask(boiler_log.id, BOILER_LOG_QUESTION)
+    assert research.resume(paused.run_id, {"action": "accept", "lead": 1}).feedback is True
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(t.startswith("Confidence vs 1 answer you marked") for t in titles), titles
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["answers you marked"] == "1"
+    assert "your verdicts" not in metrics
+    assert any(
+        "The fit holds 2 points from your answers: a lead you chose at review adds the lead "
+        "passed over" in c.value
+        for c in at.caption
+    )
 
 
 # -- issue 29: delete, drafts, long questions, colours -----------------------------------------
@@ -376,7 +431,7 @@ def test_creating_a_workspace_names_its_id_and_refuses_an_empty_name(app: AppTes
     assert not at.exception
     assert [w.id for w in bench.workspaces()] == ["my-docs-q3"]
     said = " ".join(e.value for e in at.success)
-    assert "Created workspace **My Docs / Q3\\!** (its id: `my-docs-q3`)." in said, said
+    assert "Created workspace **My Docs / Q3!** (its id: `my-docs-q3`)." in said, said
     assert at.sidebar.selectbox(key="workspace_id").value == "my-docs-q3"
 
 

@@ -125,6 +125,16 @@ def create_workspace(page: Page, name: str) -> None:
     expect(sidebar.get_by_text("No workspace yet")).to_have_count(0)
 
 
+def open_steps(page: Page) -> None:
+    """Unfold the steps of the run shown (folded below its answer once it has ended)."""
+    fold = page.get_by_text(re.compile(r"How the agent worked: \d+ steps")).first
+    step = page.get_by_text(re.compile("Started: planning the search")).first
+    expect(fold).to_be_visible()
+    if not step.is_visible():
+        fold.click()
+    expect(step).to_be_visible()
+
+
 def show_the_page(page: Page) -> None:
     """Switch on "Show the page" in the citation just opened."""
     label = page.get_by_text("Show the page").first
@@ -152,9 +162,11 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     # The first path a new user takes: straight on to Research (this crashed once).
     go(page, "Research")
     ask(page, "Which driver should a USB UPS use on Solaris with NUT?")
-    for node in ("planner", "researcher", "synthesizer", "critic", "evaluator"):
-        expect(page.get_by_text(re.compile(rf"{node} ·")).first).to_be_visible()
+    # Once the run has ended its steps fold below the answer, each in words.
     expect(page.get_by_text("Sources", exact=True)).to_be_visible()
+    open_steps(page)
+    for words in ("Planned", "Searched your documents", "Wrote the draft", "Judged the draft"):
+        expect(page.get_by_text(re.compile(words)).first).to_be_visible()
     first_source = page.get_by_text(re.compile(r"^\[1\] nut-solaris-usb\.pdf, page"))
     expect(first_source).to_be_visible()
     expect(page.get_by_text(re.compile(r"UGEN.*\[\d\]")).first).to_be_visible()
@@ -162,8 +174,9 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     show_the_page(page)
     expect(page.get_by_role("img").first).to_be_visible()
     # open its telemetry (a retried run has one panel per pass)
-    page.get_by_text(re.compile(r"researcher · hybrid · \d+ kept")).first.click()
-    expect(page.get_by_text("filtered out").first).to_be_visible()
+    open_steps(page)  # the page reran for the image: the fold may have closed
+    page.get_by_text(re.compile(r"Searched your documents: \d+ passages? kept")).first.click()
+    expect(page.get_by_text("the bar (similarity)").first).to_be_visible()
     page.get_by_role("heading", name=re.compile("Which driver")).scroll_into_view_if_needed()
     screenshot(page, "research-page.png", tmp_path)
 
@@ -210,7 +223,8 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     field.press("Enter")
     idle(page)
     page.get_by_role("button", name="Submit and resume").click()
-    expect(page.get_by_text(re.compile(r"human_review · no_evidence → rephrase"))).to_be_visible()
+    open_steps(page)
+    expect(page.get_by_text(re.compile(r"Reviewed: rephrased the question"))).to_be_visible()
     # The rephrased run answered: completed, or paused again on the judge's doubt (61%: its lead
     # names UGEN but not how it is bound).
     expect_status(page, "completed|awaiting review")
@@ -276,7 +290,7 @@ def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
                 go(page, "Research")
                 page.get_by_text("Search the web too").click()
                 ask(page, question)
-                expect(page.get_by_text(re.compile(r"researcher · hybrid"))).to_be_visible()
+                expect(page.get_by_text(re.compile("Searched your documents"))).to_be_visible()
                 go(page, "Inspector")  # the run is still waiting for the web
                 go(page, "Runs")
                 # The run's status line (the history table's cells are drawn on a canvas).
@@ -289,7 +303,8 @@ def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
                 expect(page.get_by_text("still running")).to_have_count(0)
                 go(page, "Research")
                 expect(page.get_by_text(re.compile(r"Run `?\w+`? · completed"))).to_be_visible()
-                for node in ("web_searcher", "synthesizer", "critic", "evaluator"):
-                    expect(page.get_by_text(re.compile(rf"{node} ·")).first).to_be_visible()
+                open_steps(page)
+                for words in ("Searched the web", "Wrote the draft", "Checked the citations"):
+                    expect(page.get_by_text(re.compile(words)).first).to_be_visible()
                 expect(page.get_by_text("230 bar").first).to_be_visible()
     assert not server_problems(log)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,18 @@ def team_data(data: Path) -> str:
     rec = RunService(bench).ask("ann-ws", QUESTION)
     assert rec.status == "completed" and rec.citations
     return rec.run_id
+
+
+def separate_pages(pw: Any, n: int) -> tuple[Any, list[Page]]:
+    """Chromium with ``n`` pages, each in a browser context of its own (no shared session)."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    expect.set_options(timeout=WAIT_MS)
+    pages = [
+        browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(n)
+    ]
+    for page in pages:
+        page.set_default_timeout(WAIT_MS)
+    return browser, pages
 
 
 def sign_in(page: Page, name: str) -> None:
@@ -92,14 +105,7 @@ def test_bob_cannot_see_or_open_anns_workspace_runs_previews_or_exports(tmp_path
     data, log = tmp_path / "data", tmp_path / "streamlit.log"
     run_id = team_data(data)
     with server(data, log, {"MASIS_AUTH": "local"}) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        expect.set_options(timeout=WAIT_MS)
-        ann, bob = (
-            browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            for _ in range(2)
-        )
-        for page in (ann, bob):
-            page.set_default_timeout(WAIT_MS)
+        browser, (ann, bob) = separate_pages(pw, 2)
 
         open_as(bob, f"{url}/research?run={run_id}", "bob", "Research")
         assert workspaces(bob) == ["bob-ws"]

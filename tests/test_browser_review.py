@@ -1,4 +1,5 @@
-"""A low-confidence review in a real browser: the analyst picks the "Also relevant" passage
+"""A low-confidence review in a real browser: the review and the draft come first, the run's
+steps fold below them in the analyst's words; the analyst picks the "Also relevant" passage
 that answers, and the same run completes leading with it."""
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from tests.test_browser import ask, create_workspace, go, page  # noqa: F401
 from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# The trace's own names, for the Inspector and the JSON, never on the Research page.
+RAW = re.compile(r"HITL_triggered|quality_issue_detected|web_searcher|human_review|KB /")
 
 from playwright.sync_api import Page, expect  # noqa: E402
 
@@ -29,7 +33,23 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     go(page, "Research")
     ask(page, BOILER_LOG_QUESTION)
     expect_status(page, "awaiting review")
-    expect(page.get_by_role("heading", name="Low confidence")).to_be_visible()
+    review = page.get_by_role("heading", name="Low confidence")
+    expect(review).to_be_visible()
+    # The review and the draft come first; the steps that led there fold below, in words.
+    draft = page.get_by_role("heading", name="Draft answer — awaiting your review")
+    fold = page.get_by_text(re.compile(r"How the agent worked: \d+ steps"))
+    expect(draft).to_be_visible()
+    expect(fold).to_be_visible()
+    assert review.bounding_box()["y"] < draft.bounding_box()["y"] < fold.bounding_box()["y"]
+    searched = page.get_by_text(
+        re.compile(r"Searched your documents: \d+ passages? kept, \d+ below")
+    )
+    expect(searched.first).to_be_hidden()  # folded
+    expect(page.get_by_text(RAW)).to_have_count(0)  # not even folded away
+    fold.click()
+    expect(searched.first).to_be_visible()
+    paused = re.compile(r"Paused for your review: the best passage may not answer \(\d+%\)")
+    expect(page.get_by_text(paused)).to_be_visible()
     # The passage picker: each candidate with its place, one click from the answer.
     expect(page.get_by_text("Which passage answers the question?")).to_be_visible()
     expect(page.get_by_text("Option 1", exact=True)).to_be_visible()
@@ -37,9 +57,14 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     expect(picks).to_have_count(2)
     picks.nth(1).click()
     expect_status(page, "completed")
-    expect(
-        page.get_by_text("human_review · low_confidence → accept, leading with Also relevant 1")
-    ).to_be_visible()
+    reviewed = page.get_by_text(
+        "Reviewed: accepted the draft, leading with “Also relevant” passage 1"
+    )
+    expect(reviewed).to_have_count(1)
+    if not reviewed.is_visible():  # the finished run's steps fold again
+        page.get_by_text(re.compile(r"How the agent worked: \d+ steps")).click()
+    expect(reviewed).to_be_visible()
+    expect(page.get_by_text(RAW)).to_have_count(0)
     # The answer comes first; its sentences show again in the support and sources below.
     lead = page.get_by_text(re.compile(r"^Each entry of the boiler log records the pressure")).first
     expect(lead).to_be_visible()

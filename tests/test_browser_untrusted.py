@@ -30,11 +30,18 @@ BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def open_every_panel(tab: Page) -> None:
-    """Expand every collapsed expander and status panel, so their contents are drawn."""
-    for summary in tab.locator("[data-testid=stMain] details:not([open]) > summary").all():
-        if summary.is_visible():
+    """Expand every collapsed expander and status panel, so their contents are drawn; again
+    for those an opened one holds (a run's steps fold into one expander once it ends)."""
+    for _ in range(3):
+        # Handles, not nth() locators: an opened one leaves the ":not([open])" list, and the
+        # indices would then point at the hidden panels inside the fold.
+        closed = tab.locator("[data-testid=stMain] details:not([open]) > summary")
+        shown = [summary for summary in closed.element_handles() if summary.is_visible()]
+        for summary in shown:
             summary.click()
-    idle(tab)
+        idle(tab)
+        if not shown:
+            break
 
 
 def untrusted_links(tab: Page) -> dict[str, list[str]]:

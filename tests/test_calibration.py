@@ -553,7 +553,7 @@ def test_the_inspector_draws_the_workspace_reliability_before_and_after(
     assert counts == 60  # every point in a bar, labelled with its count
     assert [s.value for s in at.success] == ["fitted on 60 answers (36 right, 24 wrong)"]
     metrics = {m.label: m.value for m in at.metric}
-    assert (metrics["outline questions"], metrics["your verdicts"]) == ("60", "0")
+    assert (metrics["outline questions"], metrics["answers you marked"]) == ("60", "0")
     report = CalibrationStore(bench.db).get(plant.id)
     assert metrics["ECE after, fitted points"] == f"{report['ece_after']:.3f}"
     assert metrics["ECE after, held out"] == f"{report['ece_after_held_out']:.3f}"

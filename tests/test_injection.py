@@ -177,9 +177,9 @@ def test_document_markup_is_shown_as_text_never_as_links_images_or_markers(bench
     # the answer is the text with our markers in it, the lead passage and what else is
     # relevant (the quoted sources have none)
     answer = " ".join(m.value for m in research.markdown if MARKER.search(m.value))
-    assert "\\[revised manual\\]\\(`https://evil.example/x`\\)" in answer
-    assert "\\!\\[\\]\\(`https://evil.example/t.gif`\\)" in answer
-    assert "\\<img src=x onerror=alert\\(document.cookie\\)\\>" in answer
+    assert "\\[revised manual\\](`https://evil.example/x`)" in answer
+    assert "!\\[\\](`https://evil.example/t.gif`)" in answer
+    assert "\\<img src=x onerror=alert(document.cookie)>" in answer
     assert "clause ［2］ and appendix ［2］" in answer and "annex ［99］" in answer
     labels = [e.label for e in research.main.expander]
     assert {f"[{n}]" for n in cited} <= {label.split(" ")[0] for label in labels}
@@ -210,7 +210,7 @@ def test_conflicting_hostile_sources_render_escaped_in_the_review_form(bench) ->
     source = next(r for r in at.radio if (r.key or "").startswith("review-source"))
     assert sorted(source.options) == [
         # a radio option is Markdown too
-        "\\!\\[x\\]\\(t.gif\\) \\[press\\]\\(javascript\\:alert\\) \\*memo\\*.txt (page 1)",
+        "!\\[x\\](t.gif) \\[press\\](javascript\\:alert) \\*memo\\*.txt (page 1)",
         "annual-report.txt (page 1)",
     ]
 
@@ -235,8 +235,8 @@ def test_passages_offered_at_a_low_confidence_review_render_escaped(bench) -> No
     lead = next(r for r in at.radio if (r.key or "").startswith("review-lead"))
     label = lead.options[1]
     assert label.startswith("Also relevant 1: Each entry of the boiler log")
-    assert "\\[the rules\\]\\(`https://evil.example/r`\\)" in label
-    assert "\\<b\\>sign\\</b\\>" in label and "résumé" in label
+    assert "\\[the rules\\](`https://evil.example/r`)" in label
+    assert "\\<b>sign\\</b>" in label and "résumé" in label
 
 
 QUESTION = "How often must the hydraulic pump be inspected?"
@@ -284,5 +284,5 @@ def test_web_titles_and_snippets_render_escaped_and_only_http_urls_are_links(web
     assert "](https://pump.example/guide)" in " ".join(m.value for m in good.markdown)
     bad = next(e for e in at.main.expander if "javascript" in e.label)
     shown = " ".join(m.value for m in bad.markdown)
-    assert "javascript\\:alert\\(document.cookie\\)" in shown and "](" not in shown
+    assert "javascript\\:alert(document.cookie)" in shown and "](" not in shown
     assert any("\\:red\\[urgent\\] \\$x\\$" in label for label in labels)

@@ -103,7 +103,7 @@ def test_streamlit_extras_are_escaped() -> None:
     """LaTeX, colour and icon directives are Streamlit's, not CommonMark's: checked on the
     string — every trigger character is escaped."""
     out = escape_markdown("$x^2$ :red[alert] :material/home:")
-    assert out == "\\$x^2\\$ \\:red\\[alert\\] \\:material/home\\:"
+    assert out == "\\$x^2\\$ \\:red\\[alert\\] \\:material/home:"
 
 
 @pytest.mark.parametrize(
@@ -111,13 +111,13 @@ def test_streamlit_extras_are_escaped() -> None:
     [
         (
             "see https://evil.example/t.png, www.evil.example. and mail a@evil.example!",
-            "see `https://evil.example/t.png`, `www.evil.example`. and mail `a@evil.example`\\!",
+            "see `https://evil.example/t.png`, `www.evil.example`. and mail `a@evil.example`!",
         ),
-        ("![x](https://evil.example/t.png)", "\\!\\[x\\]\\(`https://evil.example/t.png`\\)"),
-        ("<HTTPS://EVIL.example/a_b?q=1&x=$y>", "\\<`HTTPS://EVIL.example/a_b?q=1&x=$y`\\>"),
+        ("![x](https://evil.example/t.png)", "!\\[x\\](`https://evil.example/t.png`)"),
+        ("<HTTPS://EVIL.example/a_b?q=1&x=$y>", "<`HTTPS://EVIL.example/a_b?q=1&x=$y`>"),
         ("xhttp://evil.example", "x`http://evil.example`"),
         ("tick https://evil.example/`x`", "tick `https://evil.example/`\\`x\\`"),
-        ("μέιλ: χρήστης@παράδειγμα.ελ", "μέιλ\\: `χρήστης@παράδειγμα.ελ`"),
+        ("μέιλ: χρήστης@παράδειγμα.ελ", "μέιλ: `χρήστης@παράδειγμα.ελ`"),
         ("https:// and www. alone", "https\\:// and www\\. alone"),
     ],
 )
@@ -207,7 +207,7 @@ def test_answer_keeps_only_this_runs_citation_markers() -> None:
     answer = "Inspect [revised manual](https://evil.example/x) weekly. [1]\n\nSee [99] and [2]. [2]"
     md = answer_markdown(answer, [1, 2])
     assert md == (
-        "Inspect \\[revised manual\\]\\(`https://evil.example/x`\\) weekly. [1]"
+        "Inspect \\[revised manual\\](`https://evil.example/x`) weekly. [1]"
         "\n\nSee ［99］ and [2]. [2]"
     )
     types, _ = rendered_text(md)
@@ -226,7 +226,7 @@ def test_marker_next_to_hostile_text_stays_plain() -> None:
 def test_quote_block_quotes_every_line_escaped() -> None:
     quoted = quote_block("First [x](https://evil.example)\n\n    # not code\n![](t.gif)")
     assert quoted == (
-        "> First \\[x\\]\\(`https://evil.example`\\)\n>\n> \\# not code\n> \\!\\[\\]\\(t.gif\\)"
+        "> First \\[x\\](`https://evil.example`)\n>\n> \\# not code\n> !\\[\\](t.gif)"
     )
     types, _ = rendered_text(quoted)
     assert "link_open" not in types and "image" not in types and "heading_open" not in types
@@ -256,7 +256,7 @@ def test_only_http_urls_become_links(url: str) -> None:
 def test_http_link_has_an_escaped_label_and_an_encoded_target() -> None:
     link = safe_link("a [b](https://evil.example)", "https://ok.example/a b)(<x>\"'")
     assert link == (
-        "[a \\[b\\]\\(`https://evil.example`\\)](https://ok.example/a%20b%29%28%3Cx%3E%22%27)"
+        "[a \\[b\\](`https://evil.example`)](https://ok.example/a%20b%29%28%3Cx%3E%22%27)"
     )
     tokens = [t for tok in MD.parse(link) for t in tok.children or []]
     assert [t.attrs["href"] for t in tokens if t.type == "link_open"] == [

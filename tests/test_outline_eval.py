@@ -191,3 +191,78 @@ def test_inspector_evaluates_an_uploaded_question_file(bench: Workbench, library
     assert not at.error
     assert any("1 questions (1 from file)" in c.value for c in at.caption)
     assert {m.label: m.value for m in at.metric}["hybrid page-hit@5"] == "1.000"
+
+
+# Nine outline entries: two share a title (no single page to find), seven can be asked.
+MANY = [
+    ("Steam boiler descaling", f"{BOILER} {filler('boiler', 300)}"),
+    ("Hydraulic pump inspection", f"{PUMP} {filler('pump', 300)}"),
+    ("Northwind Traders revenue", f"{REVENUE_A} {filler('revenue', 300)}"),
+    ("Cooling tower water treatment", filler("cooling tower", 300)),
+    ("Safety notes", filler("safety", 300)),
+    ("Compressor oil change", filler("compressor", 300)),
+    ("Safety notes", filler("hazard", 300)),
+    ("Ledger keeping rules", filler("ledger", 300)),
+    ("Fire pump testing", filler("sprinkler", 300)),
+]
+
+
+@pytest.fixture
+def many(bench: Workbench) -> Workspace:
+    ws = bench.create_workspace("many", "wordllama")
+    assert Ingestor(bench).ingest_bytes(ws, make_outlined_pdf(MANY), "plant.pdf").status == (
+        "ingested"
+    )
+    return ws
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_evaluation_says_which_entries_it_asked_and_adds_a_harder_variant(
+    bench: Workbench, many: Workspace, capsys
+) -> None:
+    """It asked 20 of 57 entries without saying so, and only the headings verbatim, whose
+    "page-hit@5 1.000" overstates what a typed question gets (issue 54, point 6)."""
+    report = run_evaluation(bench, many.id, k=5, per_doc=5)
+    assert report["questions"] == 5 and report["outline_entries"] == 9
+    assert report["label"] == "on the document's own headings"
+    assert report["notes"] == [
+        "plant.pdf: 5 of its 9 outline entries asked (at most 5 per document, spread evenly "
+        "over it; 2 repeat a title of the document or have no word of three letters, so have "
+        "no single page to find)"
+    ]
+    harder = report["harder"]
+    assert harder["label"] == "on the headings cut to their content words, shuffled"
+    assert harder["questions"] == 5 and set(harder["per_mode"]) == {"dense", "bm25", "hybrid"}
+    for row in harder["results"]:  # the same words, not the same question
+        assert row["question"] != row["heading"]
+        assert sorted(row["question"].lower().split()) == sorted(
+            w for w in row["heading"].lower().split() if w not in {"of", "the"}
+        )
+    stored = EvaluationStore(bench).get(report["eval_id"])
+    assert stored["harder"]["per_mode"] == harder["per_mode"]
+    assert main(["eval", "outline", "--workspace", many.id]) == 0
+    text = capsys.readouterr().out
+    assert "7 of 9 outline entries asked" in text
+    assert "on the document's own headings" in text
+    assert "harder, 7 questions on the headings cut to their content words, shuffled" in text
+
+
+def test_the_inspector_labels_each_figure_and_the_entries_left_out(
+    bench: Workbench, many: Workspace
+) -> None:
+    at = fresh_app().run().switch_page("pages/inspector.py").run()
+    at.button(key="FormSubmitter:evaluate-Evaluate this workspace").click().run()
+    at = settle(at)
+    assert not at.exception, at.exception
+    shown = [m.value for m in at.markdown]
+    assert any(
+        m.startswith("**page-hit@5 on the document's own headings** (7 of 9 outline entries")
+        for m in shown
+    ), shown
+    assert any(
+        m.startswith("**Harder: page-hit@5 on the headings cut to their content words, shuffled")
+        for m in shown
+    )
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"hybrid page-hit@5", "hybrid page-hit@5, harder"} <= set(metrics)
+    assert any("7 of its 9 outline entries asked" in c.value for c in at.caption)

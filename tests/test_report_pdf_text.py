@@ -76,7 +76,7 @@ def test_the_pdf_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> 
     text = " ".join(pdf_text(run_pdf(record(answer=answer))).split())
     assert "Answer Every 500 hours. [1] Also relevant Seals are checked. [2]" in text
     paused = " ".join(pdf_text(run_pdf(record(answer=answer, status="needs_human"))).split())
-    assert "Draft answer — awaiting your review Every 500 hours." in paused
+    assert "Draft answer — awaiting review Every 500 hours." in paused
 
 
 def test_passages_without_a_page_image_share_a_sheet() -> None:
@@ -197,3 +197,47 @@ def test_exports_say_what_the_analyst_did_at_review() -> None:
     assert "Rephrased by the analyst at review (asked before as “A *first* try?”)" in text
     assert "Accepted by the analyst at review, leading with “Also relevant” passage 1" in text
     assert "at review" not in run_markdown(record())  # nothing happened at review
+
+
+def image_sheets(data: bytes) -> list[tuple[list[float], str]]:
+    """Per sheet: the heights (mm) of its images and its text."""
+    pdf = pdfium.PdfDocument(data)
+    sheets = []
+    try:
+        for page in pdf:
+            textpage = page.get_textpage()
+            text = " ".join(textpage.get_text_bounded().split())
+            textpage.close()
+            heights = [
+                (o.get_bounds()[3] - o.get_bounds()[1]) / 72 * 25.4
+                for o in page.get_objects()
+                if o.type == pdfium.raw.FPDF_PAGEOBJ_IMAGE
+            ]
+            sheets.append((heights, text))
+            page.close()
+    finally:
+        pdf.close()
+    return sheets
+
+
+@pytest.mark.parametrize("sentences", [3, 50, 60])
+def test_a_cited_pages_caption_and_image_share_a_sheet(sentences: int) -> None:
+    """Its cited sentences came first: 50 of them shrank the page image to a 16 mm strip,
+    55 pushed it onto the next sheet, away from "[1] manual.pdf, page 2". The caption and
+    the image now open the sheet; the sentences follow, on it when they fit."""
+    png = io.BytesIO()
+    Image.new("RGB", (850, 1100), "white").save(png, format="PNG")
+    shot = report_pdf.PageShot(png.getvalue(), page=2, located=True, width=850, height=1100)
+    cited = {1: tuple(f"Sentence {i} about the pump." for i in range(sentences))}
+    rec = record(citations=[{"n": 1, "filename": "manual.pdf", "page": 2, "text": "x"}])
+    w = report_pdf._Writer(report_pdf.unicode_font())
+    report_pdf._appendix(w, rec, {1: shot}, cited)
+    sheets = image_sheets(w.output())
+    (heights, text), *after = [s for s in sheets if s[0]]
+    assert not after  # one image
+    assert "[1] manual.pdf, page 2" in text and "Page 2: the cited words in yellow" in text
+    assert heights[0] >= report_pdf.MIN_IMAGE_MM
+    everything = " ".join(t for _, t in sheets)
+    assert all(f"Sentence {i} about the pump." in everything for i in range(sentences))
+    if sentences == 3:
+        assert "Sentence 2 about the pump." in text  # they fit under the image

@@ -14,7 +14,7 @@ from masis_core.services.inspection import (
     score_rows,
     workspace_scores,
 )
-from masis_core.services.reports import citation_source, run_markdown
+from masis_core.services.reports import answer_title, citation_source, run_markdown
 from masis_core.services.runs import RunRecord
 
 TRACE = [
@@ -110,9 +110,28 @@ def test_markdown_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() ->
     model = run_markdown(record(answer=OFFLINE_ANSWER, engine="ollama"))
     assert "Also relevant" not in model  # a model's paragraphs are prose, not passages
     paused = run_markdown(record(answer=OFFLINE_ANSWER, status="needs_human"))
-    assert "## Draft answer — awaiting your review\n" in paused and "## Answer" not in paused
+    assert "## Draft answer — awaiting review\n" in paused and "## Answer" not in paused
     # The status in the analyst's words, not the graph's name for it.
     assert "- Status: awaiting review · " in paused and "needs_human" not in paused
+
+
+def test_a_draft_names_whose_review_it_awaits_and_the_run_who_asked_it() -> None:
+    """ "Awaiting your review" was said to every viewer of another account's run, and in the
+    export of it: the review is the asker's (or an editor's). The Runs table and the export
+    say who asked a run (docs/team.md)."""
+    paused = record(answer=OFFLINE_ANSWER, status="needs_human", asked_by="ann")
+    assert answer_title(paused) == "Draft answer — awaiting review by ann"
+    assert answer_title(paused, yours=True) == "Draft answer — awaiting your review"
+    assert answer_title(record(status="needs_human")) == "Draft answer — awaiting review"
+    cancelled = record(status="cancelled", asked_by="ann")
+    assert "awaiting" not in answer_title(cancelled, yours=True)
+    assert answer_title(record(asked_by="ann"), yours=True) == "Answer"
+    md = run_markdown(paused)
+    assert "## Draft answer — awaiting review by ann\n" in md and "- Asked by ann\n" in md
+    assert "Asked by" not in run_markdown(record())  # no accounts: nobody to name
+    table = run_table([record(asked_by="ann"), record(run_id="r2")])
+    assert list(table.columns[:5]) == ["run_id", "thread", "created", "status", "asked by"]
+    assert list(table["asked by"]) == ["ann", ""]
 
 
 def test_page_ranges_in_citation_sources() -> None:
@@ -181,7 +200,7 @@ def test_exported_markdown_carries_no_link_image_html_or_fake_marker_from_eviden
     ]
     kinds = {t.type for t in tokens}
     assert not kinds & {"link_open", "image", "html_inline", "html_block"}, kinds
-    assert "javascript\\:alert\\(1\\)" in md and "evil.example/t.gif" in md  # shown, as text
+    assert "javascript\\:alert(1)" in md and "evil.example/t.gif" in md  # shown, as text
     # nor would a GFM renderer (GitHub, Streamlit) link a bare address: each one is code
     from tests.test_markup import linkable
 
@@ -203,3 +222,27 @@ def test_tables_show_names_and_questions_without_bidi_controls() -> None:
     runs = run_table([record(question="Pay \u202eit\u2069 now?")])
     assert list(runs["question"]) == ["Pay it now?"]
     assert not bidi & set("".join(map(str, [*files.to_numpy().ravel(), *runs.to_numpy().ravel()])))
+
+
+def test_the_export_escapes_only_what_would_become_markup() -> None:
+    """Prose with parentheses, colons, "!", "&", "|", "{}" and a word_with_underscores is
+    exported as written: "\\(assuming Linux here\\)" and "like this\\:" read as noise in a
+    report. What would be markup still is not (see the hostile export test above)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    prose = (
+        "Start the driver (assuming Linux here) like this: upsdrvctl start! "
+        "Cost: 5 & up; a | b; {x}; see nut_usb_install, 2) the rest"
+    )
+    rec = record(
+        answer=f"{prose} [1]",
+        citations=[{"n": 1, "filename": "faq (2).pdf", "page": 2, "text": prose}],
+        metrics={},
+    )
+    md = run_markdown(rec)
+    assert f"{prose} [1]" in md
+    assert f"> {prose}" in md  # the evidence appendix quotes it as written
+    assert "[1] faq (2).pdf, page 2" in md
+    assert "\\(" not in md and "\\:" not in md and "\\!" not in md and "\\|" not in md
+    tokens = markdown_it.MarkdownIt("commonmark").enable(["table"]).parse(md)
+    kinds = {t.type for tok in tokens for t in [tok, *(tok.children or [])]}
+    assert not kinds & {"link_open", "image", "html_inline", "html_block", "table_open"}

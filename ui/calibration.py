@@ -15,7 +15,7 @@ import streamlit as st
 
 from evaluation.calibration import job_work
 from masis_core.services.calibration import reliability_frame
-from masis_core.services.inspection import verdict_reliability
+from masis_core.services.inspection import marked_answers, verdict_reliability
 from masis_core.services.records import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import counted, untrusted
@@ -48,6 +48,7 @@ def _diagrams(report: dict[str, Any]) -> None:
                 f"Before: the judge's score ({report['ece_before']:.3f} ECE)",
             ),
             key="calibration-before",
+            config=charts.CHART_CONFIG,
         )
     if after is not None:
         right.plotly_chart(
@@ -56,12 +57,13 @@ def _diagrams(report: dict[str, Any]) -> None:
                 f"After: this workspace's map ({report['ece_after']:.3f} ECE)",
             ),
             key="calibration-after",
+            config=charts.CHART_CONFIG,
         )
     else:
         right.info("No map: the global model is kept, so there is no 'after'.")
 
 
-def _report(report: dict[str, Any]) -> None:
+def _report(report: dict[str, Any], marked: int) -> None:
     p = report["points"]
     fitted = report["status"] == "fitted" and not stale(report)
     (st.success if fitted else st.warning)(report["message"])  # our words and counts
@@ -70,10 +72,10 @@ def _report(report: dict[str, Any]) -> None:
     cols = st.columns(5)
     cols[0].metric("outline questions", p["outline"], help="answers of the job's questions")
     cols[1].metric(
-        "your verdicts",
-        p["verdicts"],
-        help="thumbs up or down on answers; a lead you chose at review counts twice "
-        "(the lead passed over, the one chosen)",
+        "answers you marked",
+        marked,
+        help="answers of this workspace you marked 👍 or 👎 (choosing a lead at review marks "
+        "it 👍), counted as the Runs tab counts them",
     )
     cols[2].metric(
         "ECE before", f"{report['ece_before']:.3f}" if p["outline"] + p["verdicts"] else "–"
@@ -98,6 +100,7 @@ def _report(report: dict[str, Any]) -> None:
     left_out = report.get("elsewhere") or 0
     st.caption(
         f"{p['right']} right, {p['wrong']} wrong; updated {report.get('updated_at', '')}. "
+        + _verdict_points(p["verdicts"], marked)
         + (
             f"{left_out} withheld {'answer' if left_out == 1 else 'answers'} left out: "
             "with the heading's section withheld, another place still had the heading's words, "
@@ -125,8 +128,20 @@ def _report(report: dict[str, Any]) -> None:
         st.caption(f"Note: {untrusted(note)}")
 
 
-def calibration_panel(ws: Workspace) -> None:
-    """Follow or start the calibration job, then the stored fit."""
+def _verdict_points(points: int, marked: int) -> str:
+    """How the fit's points from the analyst relate to the answers they marked."""
+    if points == marked:
+        return ""
+    return (
+        f"The fit holds {counted(points, 'point')} from your answers: a lead you chose at "
+        "review adds the lead passed over, as wrong (an answer marked without the judge's "
+        "score of today, or of another engine, adds none). "
+    )
+
+
+def calibration_panel(ws: Workspace, runs: list[RunRecord]) -> None:
+    """Follow or start the calibration job, then the stored fit; ``runs``: the workspace's,
+    whose marked answers are counted as the Runs tab counts them."""
     st.caption(
         "After each upload the workspace's outline headings are reworded (content words "
         "only, reordered) and asked as questions, each of its own document; an answer is "
@@ -161,7 +176,7 @@ def calibration_panel(ws: Workspace) -> None:
             "Until then the global confidence model is used."
         )
         return
-    _report(report)
+    _report(report, len(marked_answers(runs)))
 
 
 def verdict_panel(runs: list[RunRecord]) -> None:
@@ -176,16 +191,23 @@ def verdict_panel(runs: list[RunRecord]) -> None:
         )
         return
     bins, ece = calibration
+    marked = len(marked_answers(runs))
     n = int(bins["count"].sum())
-    title = f"Confidence vs {counted(n, 'verdict')} (expected calibration error {ece:.3f})"
-    st.plotly_chart(charts.reliability(bins, title), key="reliability")
+    answers = counted(marked, "answer")
+    title = f"Confidence vs {answers} you marked (expected calibration error {ece:.3f})"
+    st.plotly_chart(charts.reliability(bins, title), key="reliability", config=charts.CHART_CONFIG)
     few = (
-        f"With fewer than {MIN_POINTS} verdicts this error is mostly chance. "
+        f"With fewer than {MIN_POINTS} marked answers this error is mostly chance. "
         if n < MIN_POINTS
         else ""
     )
+    unscored = (
+        f"{marked - n} of them reported no confidence and are not drawn. " if marked > n else ""
+    )
     st.caption(
-        few + "Each run's confidence as it was shown, against your verdicts. The Confidence "
+        few
+        + unscored
+        + "Each run's confidence as it was shown, against your 👍 / 👎. The Confidence "
         "calibration tab's error is another measure: the judge's score before and after this "
-        "workspace's map, over the outline questions' answers and your verdicts together."
+        "workspace's map, over the outline questions' answers and the answers you marked."
     )

@@ -31,6 +31,32 @@ VERDICT = "#1f4e79"
 BINS = 30
 # Retrieval modes in the evaluation history: none of the outcome colours.
 MODE_COLORS = {"hybrid": "#6a1b9a", "dense": "#00838f", "bm25": "#8d6e63"}
+# Plotly's toolbar (the "modebar") sits in the figure's top 30 px and showed, on hover, over
+# the title: every title is placed below that strip, in a top margin made for both.
+MODEBAR_PX = 30
+TITLE_PX = 24
+TOP_MARGIN = MODEBAR_PX + TITLE_PX + 16
+# Passed to ``st.plotly_chart``: the toolbar only while the pointer is on the chart, and
+# without Plotly's logo (a link out of the workbench).
+CHART_CONFIG = {"displayModeBar": "hover", "displaylogo": False}
+
+
+def _framed(fig: go.Figure, height: int = 300) -> go.Figure:
+    """The layout every Inspector chart shares: its title below the toolbar's strip."""
+    fig.update_layout(
+        height=height,
+        margin={"t": TOP_MARGIN, "b": 30},
+        title={
+            "x": 0,
+            "xanchor": "left",
+            "xref": "paper",
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": MODEBAR_PX},
+        },
+    )
+    return fig
 
 
 def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -> go.Figure:
@@ -56,8 +82,8 @@ def score_histogram(scores: pd.DataFrame, threshold: float | None, title: str) -
             annotation_text=f"threshold {threshold}",
             annotation_position="top",
         )
-    fig.update_layout(height=300, margin={"t": 50, "b": 30}, legend_title_text="")
-    return fig
+    fig.update_layout(legend_title_text="")
+    return _framed(fig)
 
 
 def pass_counts(summary: pd.DataFrame) -> go.Figure:
@@ -73,8 +99,8 @@ def pass_counts(summary: pd.DataFrame) -> go.Figure:
         title="Per pass",
         color_discrete_map=OUTCOME_COLORS,
     )
-    fig.update_layout(height=300, margin={"t": 50, "b": 30}, xaxis={"dtick": 1}, yaxis_title="")
-    return fig
+    fig.update_layout(xaxis={"dtick": 1}, yaxis_title="")
+    return _framed(fig)
 
 
 def latency(steps: pd.DataFrame) -> go.Figure:
@@ -87,8 +113,8 @@ def latency(steps: pd.DataFrame) -> go.Figure:
         title="Time per node (ms, all passes)",
         color_discrete_sequence=[NEUTRAL],
     )
-    fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis_title="")
-    return fig
+    fig.update_layout(yaxis_title="")
+    return _framed(fig)
 
 
 def reliability(bins: pd.DataFrame, title: str) -> go.Figure:
@@ -119,10 +145,8 @@ def reliability(bins: pd.DataFrame, title: str) -> go.Figure:
         title=title,
         xaxis={"title": "confidence", "range": [0, 1]},
         yaxis={"title": "share right", "range": [0, 1.1]},
-        height=320,
-        margin={"t": 50, "b": 30},
     )
-    return fig
+    return _framed(fig, height=320)
 
 
 def rank_distribution(ranks: list[int | None], k: int, title: str) -> go.Figure:
@@ -137,10 +161,8 @@ def rank_distribution(ranks: list[int | None], k: int, title: str) -> go.Figure:
         title=title,
         xaxis={"title": "rank of the first chunk on the gold page", "type": "category"},
         yaxis={"title": "questions"},
-        height=300,
-        margin={"t": 50, "b": 30},
     )
-    return fig
+    return _framed(fig)
 
 
 def evaluation_history(history: pd.DataFrame, metric: str) -> go.Figure:
@@ -154,5 +176,5 @@ def evaluation_history(history: pd.DataFrame, metric: str) -> go.Figure:
         title=f"{metric} per evaluation",
         color_discrete_map=MODE_COLORS,
     )
-    fig.update_layout(height=300, margin={"t": 50, "b": 30}, yaxis={"range": [0, 1.05]})
-    return fig
+    fig.update_layout(yaxis={"range": [0, 1.05]})
+    return _framed(fig)

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evaluation.outline import EvaluationStore, load_question_file, run_evaluation
+from evaluation.outline import PER_DOC, EvaluationStore, load_question_file, run_evaluation
 from masis_core.errors import InputError, MasisError
 from masis_core.services.jobs import Job
 from masis_core.storage.registry import Workspace
@@ -107,6 +107,29 @@ def _long_history(history: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
+def _per_mode_columns(per_mode: dict[str, Any]) -> list[tuple[Any, str, dict[str, Any]]]:
+    """One column per retrieval mode, with the mode and its figures."""
+    columns = st.columns(len(per_mode))
+    return [(col, mode, per_mode[mode]) for col, mode in zip(columns, per_mode, strict=True)]
+
+
+def _harder(report: dict[str, Any]) -> None:
+    """The harder variant beside the headings' figure, each saying what it measured."""
+    harder = report.get("harder") or {}
+    k = report["k"]
+    if harder.get("skipped"):
+        st.caption(f"No harder variant: {harder['skipped']}.")
+    if not harder.get("per_mode"):
+        return
+    st.markdown(
+        f"**Harder: page-hit@{k} {harder['label']}** ({counted(harder['questions'], 'question')}"
+        "; closer to what an analyst types than the heading itself)"
+    )
+    for col, mode, m in _per_mode_columns(harder["per_mode"]):
+        col.metric(f"{mode} page-hit@{k}, harder", f"{m[f'page_hit@{k}']:.3f}")
+        col.caption(f"MRR {m['mrr']:.3f} · keep rate {m['keep_rate']:.0%}")
+
+
 def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
     k = report["k"]
     sources = ", ".join(f"{n} from {s}" for s, n in report["sources"].items())
@@ -115,9 +138,13 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
         f"k = {k}; keep rate: the share of hits the researcher keeps under the current "
         f"threshold {report['threshold']} and keyword rule."
     )
-    modes = list(report["per_mode"])
-    for col, mode in zip(st.columns(len(modes)), modes, strict=True):
-        m = report["per_mode"][mode]
+    if report.get("label"):  # questions made from the outlines (not an uploaded file)
+        entries = report.get("outline_entries") or report["questions"]
+        st.markdown(
+            f"**page-hit@{k} {report['label']}** ({report['questions']} of {entries} outline "
+            "entries, each asked as written: the notes below say which were left out and why)"
+        )
+    for col, mode, m in _per_mode_columns(report["per_mode"]):
         before = (previous or {}).get("per_mode", {}).get(mode)
         delta = None
         if before is not None and previous is not None and previous["k"] == k:
@@ -129,7 +156,9 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
                 [r["ranks"][mode] for r in report["results"]], k, f"{mode}: rank of the gold page"
             ),
             key=f"eval-ranks-{mode}",
+            config=charts.CHART_CONFIG,
         )
+    _harder(report)
     for note in report.get("notes") or []:
         st.caption(f"Note: {untrusted(note)}")
     if report.get("unknown_documents"):
@@ -157,9 +186,10 @@ def _report(report: dict[str, Any], previous: dict[str, Any] | None) -> None:
 def evaluation_panel(ws: Workspace) -> None:
     """Start an evaluation (or follow the running one), then the stored results."""
     st.caption(
-        "Measures retrieval on your own documents, no question set needed: every outline "
-        "entry is asked as a question and its page is the page to find. Dense, BM25 and "
-        "hybrid retrieval are measured side by side."
+        "Measures retrieval on your own documents, no question set needed: outline entries "
+        f"(at most {PER_DOC} per document, spread over it) are asked as questions and each "
+        "one's page is the page to find; then again cut to their content words and shuffled, "
+        "a harder test. Dense, BM25 and hybrid retrieval are measured side by side."
     )
     workers = jobs()
     running = workers.active(ws.id, "evaluation")
@@ -195,5 +225,7 @@ def evaluation_panel(ws: Workspace) -> None:
     st.dataframe(_history_table(history), hide_index=True, width="stretch")
     if len(history) > 1:
         st.plotly_chart(
-            charts.evaluation_history(_long_history(history), "page-hit@k"), key="eval-history"
+            charts.evaluation_history(_long_history(history), "page-hit@k"),
+            key="eval-history",
+            config=charts.CHART_CONFIG,
         )

@@ -17,7 +17,7 @@ from masis_core.services.jobs import FileProgress, Job
 from masis_core.text.markup import counted, untrusted
 from ui.auth import door
 from ui.resources import jobs, run_service
-from ui.views import render_trace
+from ui.trace import render_trace
 
 POLL_S = 0.5
 BoxState = Literal["running", "complete", "error"]

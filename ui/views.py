@@ -1,4 +1,4 @@
-"""Drawing a run: per-node trace panels, the cited answer, and the inline review form.
+"""Drawing a run: the cited answer and the inline review form (its trace: ``ui.trace``).
 
 Shared by the research and runs pages. Everything here renders what
 ``masis_core.services.runs`` returns; no retrieval or routing happens in the UI.
@@ -7,7 +7,6 @@ Shared by the research and runs pages. Everything here renders what
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
 import streamlit as st
@@ -16,7 +15,7 @@ from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
 from masis_core.retrieval.vocabulary import language_notice, recorded_unknown
-from masis_core.services.reports import answer_title, citation_source, is_final
+from masis_core.services.reports import answer_title, asked_by, citation_source, is_final
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import (
@@ -31,16 +30,6 @@ from ui.auth import door, principal
 from ui.evidence import answer_sections, page_view, support_panel
 from ui.picker import passage_picker
 
-NODE_ICONS = {
-    "supervisor": "🧭",
-    "planner": "🗺️",
-    "researcher": "🔎",
-    "web_searcher": "🌐",
-    "synthesizer": "✍️",
-    "critic": "🧐",
-    "evaluator": "✅",
-    "human_review": "🙋",
-}
 ACTION_LABELS = {
     "rephrase": "Rephrase the question",
     "retry_lower_threshold": "Retry with a lower similarity threshold",
@@ -53,106 +42,6 @@ REVIEW_TITLES = {
     "conflict": "Your sources disagree",
     "low_confidence": "Low confidence",
 }
-# Fields shown as metrics in a panel's header row; everything else goes into the detail table.
-HEADLINE = (
-    "chunks",
-    "filtered_out",
-    "threshold_used",
-    "avg_score",
-    "confidence",
-    "citations",
-    "results",
-    "duration_ms",
-)
-
-
-def panel_label(entry: dict[str, Any]) -> str:
-    """One line that says what the node did, so a collapsed panel is already informative.
-    A status label renders Markdown: every part after the node's own name is escaped."""
-    node = str(entry.get("node", "?"))
-    head = f"{NODE_ICONS.get(node, '•')} {node if node in NODE_ICONS else untrusted(node)}"
-    parts: list[str] = []
-    if node == "supervisor":
-        parts.append(str(entry.get("decision", "")))
-        if entry.get("reason"):
-            parts.append(str(entry["reason"]))
-    elif node == "planner":
-        parts.append(
-            f"{entry.get('rag_queries', 0)} KB / {entry.get('web_queries', 0)} web queries"
-        )
-    elif node == "researcher":
-        parts.append(str(entry.get("mode", "dense")))
-        parts.append(
-            f"{entry.get('chunks', 0)} kept, {entry.get('filtered_out', 0)} under "
-            f"threshold {entry.get('threshold_used')}"
-        )
-    elif node == "web_searcher":
-        if entry.get("skipped"):
-            parts.append("skipped")
-        else:
-            parts.append(
-                f"{counted(entry.get('queries', 0), 'query', 'queries')}, "
-                f"{counted(entry.get('results', 0), 'result')}, "
-                f"{counted(entry.get('duplicates_dropped', 0), 'duplicate')} dropped, "
-                f"{entry.get('cache_hits', 0)} from cache"
-            )
-    elif node == "synthesizer":
-        parts.append(
-            "skipped"
-            if entry.get("skipped")
-            else counted(entry.get("sentences", 0), "cited sentence")
-        )
-    elif node == "critic" and entry.get("confidence") is not None:
-        parts.append(f"confidence {percent(float(entry['confidence']))}")
-    elif node == "evaluator":
-        parts.append(
-            f"{counted(entry.get('citations', 0), 'citation')}, "
-            f"{len(entry.get('citation_violations') or [])} removed, "
-            f"{entry.get('flagged', 0)} flagged"
-        )
-    elif node == "human_review":
-        chosen = f", leading with Also relevant {entry['lead']}" if entry.get("lead") else ""
-        parts.append(f"{entry.get('kind')} → {entry.get('action')}{chosen}")
-    if "duration_ms" in entry:
-        parts.append(f"{entry['duration_ms']} ms")
-    return " · ".join([head, *(untrusted(p) for p in parts if p)])
-
-
-def node_panel(entry: dict[str, Any]) -> None:
-    failed = bool(entry.get("error") or entry.get("prompt_cut"))
-    failed = failed or entry.get("warning") == "no_qualifying_evidence"
-    with st.status(panel_label(entry), state="error" if failed else "complete", expanded=False):
-        heads = [(k, entry[k]) for k in HEADLINE if entry.get(k) is not None]
-        if heads:
-            for col, (key, value) in zip(st.columns(len(heads)), heads, strict=True):
-                col.metric(key.replace("_", " "), value)
-        # Errors, queries, phrasings and the strategy can quote documents or model output.
-        if entry.get("error"):
-            st.error(untrusted(entry["error"]))
-        for note in entry.get("notes") or []:  # what the model could not see
-            st.warning(untrusted(note))
-        if entry.get("reason"):
-            st.caption(f"Retry reason: {untrusted(entry['reason'])}")
-        for failure in entry.get("errors") or []:
-            st.warning(f"Web query “{untrusted(failure['query'])}”: {untrusted(failure['error'])}")
-        if entry.get("query_texts"):
-            st.caption("Web queries: " + " | ".join(map(untrusted, entry["query_texts"])))
-        if entry.get("alternatives"):
-            st.caption(
-                "Alternative phrasings: " + " | ".join(map(untrusted, entry["alternatives"]))
-            )
-        if entry.get("strategy"):
-            st.caption(f"Strategy: {untrusted(entry['strategy'])}")
-        shown = (*HEADLINE, "node", "alternatives", "query_texts", "errors", "notes")
-        rest = {k: v for k, v in entry.items() if k not in shown}
-        if rest:
-            # JSON shows strings as they are: only the bidi controls go.
-            st.json(plain(json.dumps(rest, ensure_ascii=False, default=str)), expanded=False)
-
-
-def render_trace(trace: list[dict[str, Any]]) -> None:
-    for entry in trace:
-        node_panel(entry)
 
 
 def kept_because(c: dict[str, Any]) -> str:
@@ -200,7 +89,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     if is_final(rec):
         st.subheader("Answer")
     else:
-        st.subheader(answer_title(rec))
+        st.subheader(untrusted(answer_title(rec, yours=door().may_review(rec))))
         st.caption(
             "The run stopped before this answer was final; it is the draft the review is "
             "about. Your verdict (👍 / 👎) and follow-up questions come with the final answer."
@@ -406,7 +295,8 @@ def question_heading(question: str) -> None:
 
 def status_line(rec: RunRecord) -> None:
     icon, kind = STATUS_BADGES.get(rec.status, ("•", "info"))
-    text = f"Run `{rec.run_id}` · {rec.shown_status} · engine {rec.engine}"
+    who = f" · {untrusted(asked_by(rec))}" if rec.asked_by else ""
+    text = f"Run `{rec.run_id}` · {rec.shown_status}{who} · engine {rec.engine}"
     if rec.error:
         text += f" — {untrusted(rec.error)}"
     getattr(st, kind)(text, icon=icon)

@@ -148,6 +148,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "thread": r.thread_id if r.thread_id in threaded else "",
             "created": r.created_at,
             "status": r.shown_status,
+            "asked by": plain(r.asked_by or ""),  # none without accounts (MASIS_AUTH=none)
             "question": plain(r.question),
             "engine": r.engine,
             "confidence": None if r.confidence is None else round(r.confidence * 100),
@@ -162,6 +163,7 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
         "thread",
         "created",
         "status",
+        "asked by",
         "question",
         "engine",
         "confidence",
@@ -186,6 +188,14 @@ def kept_summary(scores: pd.DataFrame, embed_model: str, threshold: float) -> st
         f"{text}; kept scores: median {kept.median():.3f}, "
         f"10th percentile {kept.quantile(0.1):.3f}."
     )
+
+
+def marked_answers(runs: Iterable[RunRecord]) -> list[RunRecord]:
+    """The runs whose answer the analyst marked 👍 or 👎 (a lead chosen at review marks it
+    👍): what the Inspector and the calibration tab both count as "answers you marked". The
+    two had said "vs 1 verdict" and "your verdicts 2" of one answer: the calibration counted
+    its fit's points, two for a chosen lead (the lead passed over, the one chosen)."""
+    return [r for r in runs if r.feedback is not None]
 
 
 def verdict_reliability(runs: Iterable[RunRecord]) -> tuple[pd.DataFrame, float] | None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import importlib.util
 import io
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from fpdf import FPDF
-from fpdf.enums import XPos, YPos
+from fpdf.enums import MethodReturnValue, XPos, YPos
 
 from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
@@ -43,6 +43,9 @@ FONT_CANDIDATES = (
     Path("/usr/share/fonts/dejavu/DejaVuSans.ttf"),
 )
 FONT = "DejaVu"
+# A cited page's image is drawn at least this tall (mm) under its caption; the sentences
+# cited from it go below it when they fit beside that, else on the next sheet.
+MIN_IMAGE_MM = 150
 CORE_FONT = "Helvetica"
 # Typography the core font cannot encode, in its Latin-1 spelling.
 _LATIN1 = str.maketrans(
@@ -131,15 +134,27 @@ class _Writer:
             0, line, self.safe(text), align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT
         )
 
+    def height(self, text: object, size: float = 10.5, line: float = 5.5) -> float:
+        """How tall ``text`` would print, in mm, without printing it."""
+        self.pdf.set_font(self.family, size=size)
+        height = self.pdf.multi_cell(
+            0, line, self.safe(text), dry_run=True, output=MethodReturnValue.HEIGHT
+        )
+        return float(height) if isinstance(height, int | float) else 0.0
+
     def heading(self, text: object, size: float = 13) -> None:
         self.pdf.ln(2)
         self.text(text, size=size, line=size * 0.6)
         self.pdf.ln(1)
 
-    def image(self, png: bytes, width_px: int, height_px: int) -> None:
+    def image(self, png: bytes, width_px: int, height_px: int, below: float = 0.0) -> None:
         """The image as wide as the text, or smaller so that it fits under what is already on
-        the page."""
-        room = self.pdf.h - self.pdf.b_margin - self.pdf.get_y()
+        the page, leaving ``below`` mm for what follows it when the image keeps at least
+        ``MIN_IMAGE_MM`` (else what follows runs on to the next sheet)."""
+        # A hair under the room left: an image exactly as tall tripped the page break.
+        room = self.pdf.h - self.pdf.b_margin - self.pdf.get_y() - 0.5
+        if room - below >= MIN_IMAGE_MM:
+            room -= below
         width = min(self.pdf.epw, room * width_px / max(1, height_px))
         self.pdf.image(io.BytesIO(png), x=self.pdf.l_margin, w=width)
 
@@ -193,9 +208,9 @@ def _appendix(
         if i == 0:
             w.heading("Appendix: the cited pages", size=14)
         w.heading(f"[{c['n']}] {shown(citation_source(c))}", size=11)
-        for sentence in cited.get(c["n"], ()):
-            w.text(f"Cited: “{shown(sentence)}”", size=9, line=4.5)
         if shot is None:
+            for line in _cited_lines(cited.get(c["n"], ())):
+                w.text(line, size=9, line=4.5)
             w.text(
                 "No page image: a web page, a text note, a document without pages (cited to "
                 "the place above), or the original is gone.",
@@ -203,10 +218,20 @@ def _appendix(
             )
             w.text(shown(c.get("text")), size=8.5, line=4)
             continue
+        # The caption, then the image, then the cited sentences: printed before the image,
+        # a long list of them had shrunk it to a strip or pushed it onto the next sheet,
+        # away from its caption.
         if not shot.located:
             w.text(f"The passage could not be found on page {shot.page}: no highlight.", 9)
         w.text(f"Page {shot.page}: the cited words in yellow, the rest of the passage blue.", 9)
-        w.image(shot.png, shot.width, shot.height)
+        lines = _cited_lines(cited.get(c["n"], ()))
+        w.image(shot.png, shot.width, shot.height, below=sum(w.height(t, 9, 4.5) for t in lines))
+        for line in lines:
+            w.text(line, size=9, line=4.5)
+
+
+def _cited_lines(sentences: Iterable[str]) -> list[str]:
+    return [f"Cited: “{shown(sentence)}”" for sentence in sentences]
 
 
 def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) -> bytes:

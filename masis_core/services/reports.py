@@ -45,7 +45,7 @@ def _source_markdown(c: dict[str, Any]) -> str:
 
 
 DRAFT_TITLES = {
-    "needs_human": "Draft answer — awaiting your review",
+    "needs_human": "Draft answer — awaiting review",
     "running": "Draft answer — the run is still working",
     "failed": "Draft answer — the run failed before it was final",
     "cancelled": "Draft answer — the run was cancelled at review",
@@ -57,10 +57,24 @@ def is_final(rec: RunRecord) -> bool:
     return rec.status == "completed"
 
 
-def answer_title(rec: RunRecord) -> str:
+def answer_title(rec: RunRecord, yours: bool = False) -> str:
     """ "Answer", or what kind of draft it is: a paused run's draft exported as "Answer" read
-    as a final one."""
-    return "Answer" if is_final(rec) else DRAFT_TITLES.get(rec.status, "Draft answer")
+    as a final one. A paused run awaits the review of whoever asked it (or an editor's):
+    ``yours`` when that is the one looking, else it names them; a viewer of another account's
+    run, and an export, read "awaiting your review" of a review that was not theirs."""
+    if is_final(rec):
+        return "Answer"
+    title = DRAFT_TITLES.get(rec.status, "Draft answer")
+    if rec.status != "needs_human":
+        return title
+    if yours:
+        return "Draft answer — awaiting your review"
+    return f"{title} by {rec.asked_by}" if rec.asked_by else title
+
+
+def asked_by(rec: RunRecord) -> str:
+    """ "asked by ann", or "" for a run asked without accounts (MASIS_AUTH=none)."""
+    return f"asked by {rec.asked_by}" if rec.asked_by else ""
 
 
 def run_facts(
@@ -72,6 +86,8 @@ def run_facts(
         f"Run: {name(rec.run_id)} · workspace {name(rec.workspace_id)} · engine {rec.engine}",
         f"Status: {rec.shown_status} · {rec.created_at}",
     ]
+    if rec.asked_by:
+        facts.append(f"Asked by {quote(rec.asked_by)}")
     if rec.follow_up:
         facts.append(
             f"Follow-up in thread {name(rec.thread_id)}, asked as “{quote(rec.follow_up)}”"
@@ -121,7 +137,7 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
     h = "#" * depth
     lines = [f"{h}# {untrusted(rec.question)}", ""]
     lines += [f"- {fact}" for fact in run_facts(rec, lambda n: f"`{n}`", untrusted)]
-    lines += ["", f"{h}## {answer_title(rec)}", ""]
+    lines += ["", f"{h}## {untrusted(answer_title(rec))}", ""]
     if rec.answer:
         numbers = [c["n"] for c in rec.citations]
         lead, others = lead_and_others(rec.answer, rec.engine)

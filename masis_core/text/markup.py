@@ -25,14 +25,26 @@ from urllib.parse import quote, urlsplit
 
 from masis_core.text.sentences import defang
 
-# Markup anywhere on a line: links and images, emphasis, code, HTML and entities, GFM tables,
-# strikethrough and autolinks (":" for "https://" and "@" for e-mail), Streamlit's LaTeX ("$")
-# and directives (":color[…]", ":material/…:"), and the backslash itself.
-_INLINE = re.compile(r"([\\`*_{}\[\]()!|<>~$&:@])")
-# Markup only at the start of a line (headings, lists, rules, setext underlines, ordered lists
-# "1."), plus the "www." autolink: escaped only there, so "plant-manual.pdf", "#3" or "0.27"
-# stay readable in labels and exported files.
-_LINE_START = re.compile(r"^(?:([#+\-=])|([0-9]{1,9})\.)", re.M)
+# What becomes markup anywhere on a line, and only that: a backslash before punctuation (or at
+# a line's end, a hard break), code and emphasis ("`", "*", "_" unless inside a word, where
+# CommonMark never reads it as emphasis), brackets (links, images, footnotes: with "[" and "]"
+# escaped, "(" and "!" stay text), strikethrough "~", Streamlit's LaTeX "$", "<" before what
+# could open a tag or autolink, "&" before an entity, and ":" before a word (Streamlit's
+# ":red[…]", ":material/…:", emoji codes). Escaping every punctuation mark had put
+# "\(assuming Linux here\)" and "like this\:" into exported reports. The private-use
+# "\ue002" is a parked address: a backslash before it would escape its code span; "\ue000…
+# \ue001" a citation marker of the run (``answer_markdown``), live brackets: "!" before one, "("
+# or ":" after one would make it an image, a link or a link definition.
+_INLINE = re.compile(
+    r"\\(?=[!-/:-@\[-`{-~\ue002]|$)|[`*\[\]~$]|(?<![^\W_])_|_(?![^\W_])"
+    r"|<(?=[A-Za-z/!?])|&(?=#?\w+;)|:(?=[\w+\-/])|!(?=\ue000)|(?<=\ue001)[(:]",
+    re.M,
+)
+# Markup only at the start of a line (headings, lists "+ -" and "1." or "1)", block quotes,
+# rules and setext underlines, and a table's delimiter row, which starts with "|", ":" or
+# "-"): escaped only there, so "plant-manual.pdf", "#3", "a | b" or "0.27" stay readable in
+# labels and exported files. A "|" elsewhere makes no table without that row.
+_LINE_START = re.compile(r"^(?:([#+\-=>|:])|([0-9]{1,9})([.)]))", re.M)
 _WWW_DOT = re.compile(r"(?<=www)\.", re.I)
 _SPACES = re.compile(r"\s+")
 _INDENT = re.compile(r"^[ \t]+", re.M)
@@ -88,9 +100,9 @@ def escape_markdown(text: str, *, inline: bool = False) -> str:
         addresses.append(match[0])
         return _ADDRESS_SLOT.format(len(addresses) - 1)
 
-    text = _INLINE.sub(r"\\\1", _ADDRESS.sub(park, text))
-    # "12." keeps its number and escapes the dot; "#", "+", "-", "=" get a backslash.
-    text = _LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\.", text)
+    text = _INLINE.sub(lambda m: "\\" + m[0], _ADDRESS.sub(park, text))
+    # "12." keeps its number and escapes the dot (or bracket); "#", "+", "-", … a backslash.
+    text = _LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
     text = _WWW_DOT.sub(r"\\.", text)
     return _ADDRESS_SLOTTED.sub(lambda m: f"`{addresses[int(m[1])]}`", text)
 
