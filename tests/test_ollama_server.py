@@ -296,7 +296,7 @@ def test_the_window_is_the_models_trained_one_within_the_memory_bound(
 def _trace_page() -> None:
     """A page drawing two synthesizer panels: one whose prompt the server cut, one whose
     answer was lost in the model's thinking."""
-    from ui.views import render_trace
+    from ui.trace import render_trace
 
     render_trace(
         [
