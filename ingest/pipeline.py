@@ -152,7 +152,8 @@ def display_name(filename: str) -> str:
     name = "".join(ch for ch in name if ch.isprintable()).strip()
     if len(name) > MAX_NAME_CHARS:
         stem, dot, suffix = name.rpartition(".")
-        name = f"{stem[: MAX_NAME_CHARS - len(suffix) - 2]}…{dot}{suffix}" if dot else name[:200]
+        cut = f"{stem[: MAX_NAME_CHARS - len(suffix) - 2]}…{dot}{suffix}"
+        name = cut if dot else name[:MAX_NAME_CHARS]
     return name or "upload"
 
 
