@@ -20,7 +20,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ingest.parsing import Page, ParsedDocument, clean_text
+from ingest.document import Page, ParsedDocument, clean_text
 from masis_core.errors import DocumentError
 from masis_core.text.tables import CELL, looks_like_header
 

@@ -22,9 +22,10 @@ import numpy as np
 
 from ingest import kinds
 from ingest.chunking import Chunk, chunk_pages, flat
+from ingest.document import ParsedDocument
 from ingest.isolate import CANCELLED, PendingParse
 from ingest.ocr import OcrOptions
-from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
+from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
 from masis_core.retrieval.bm25 import keyword_columns
