@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
-from ingest.parsing import Page
+from ingest.document import Page
 from masis_core.retrieval.quality import length_score
 
 SENTENCE_END = (".", "!", "?", ":", ";")

@@ -14,8 +14,8 @@ from itertools import pairwise
 
 from charset_normalizer import from_bytes
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, add_table, cell_text
-from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 from masis_core.text.tables import numeric
 

@@ -10,8 +10,8 @@ import warnings
 import ebooklib
 from ebooklib import epub
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, open_zip
-from ingest.parsing import ParsedDocument
 from ingest.webpage import add_page
 
 

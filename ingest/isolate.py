@@ -34,10 +34,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ingest.document import ParsedDocument
 from ingest.highlight import HighlightedPage, highlight_page
 from ingest.ocr import OcrOptions, PageWords, ProgressFn, keep_engine, preload
 from ingest.parsing import (
-    ParsedDocument,
     is_plain_text,
     no_progress,
     parse_bytes,

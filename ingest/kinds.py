@@ -2,9 +2,9 @@
 a zipped kind passes before any library opens it, and the blocks their text is cut into, each
 with the place a citation points to (docs/ingest-formats.md).
 
-Each kind has its own module (``ingest.word``, ``ingest.slides`` ...: ``_MODULES``) with
-``parse(data)``.
-They run in the parse child (``ingest.isolate``), which here also gets a memory limit: a
+Each kind is one ``Kind`` in ``KINDS`` and a parser module of its own (``ingest.word``,
+``ingest.slides`` ...) with ``parse(data)``: adding a kind is that file and one line.
+The parsers run in the parse child (``ingest.isolate``), which here also gets a memory limit: a
 library asked to build a million-row sheet fails that file alone, with a reason.
 """
 
@@ -17,45 +17,61 @@ import logging
 import multiprocessing as mp
 import resource
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ingest.parsing import Page, ParsedDocument, clean_text
+from ingest.document import Page, ParsedDocument, clean_text
 from masis_core.errors import DocumentError
 from masis_core.text.tables import CELL, looks_like_header
 
 log = logging.getLogger(__name__)
 
-KIND_SUFFIXES: dict[str, tuple[str, ...]] = {
-    "word": (".docx", ".docm"),
-    "slides": (".pptx", ".pptm"),
-    "spreadsheet": (".xlsx", ".xlsm"),
-    "csv": (".csv", ".tsv"),
-    "html": (".html", ".htm", ".xhtml"),
-    "epub": (".epub",),
-    "email": (".eml",),
-}
-KIND_NAMES = {
-    "word": "Word document",
-    "slides": "PowerPoint file",
-    "spreadsheet": "Excel workbook",
-    "csv": "CSV file",
-    "html": "web page",
-    "epub": "EPUB book",
-    "email": "e-mail",
-}
-SUFFIXES = tuple(s for suffixes in KIND_SUFFIXES.values() for s in suffixes)
-ZIPPED = ("word", "slides", "spreadsheet", "epub")
-# Kinds whose only name for what their rows are about is often the file's: "nile.csv" holds
-# "year, volume" and no word of the Nile (see ``file_title``).
-TITLED = ("csv", "spreadsheet")
-# A zip is recognised by what it holds, whatever it is called.
-_ZIP_MARKERS = (
-    ("word/document.xml", "word"),
-    ("ppt/presentation.xml", "slides"),
-    ("xl/workbook.xml", "spreadsheet"),
-    ("META-INF/container.xml", "epub"),
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of file the Library reads beside PDF and text. The parser is named, not
+    imported: its library (python-docx, openpyxl ...) loads only when a file of the kind is
+    read (``preload``), not in every process that lists the suffixes (all seven: 2.9 s)."""
+
+    name: str  # "word": how the code and the tests name it
+    suffixes: tuple[str, ...]
+    label: str  # "Word document": how a reason names it
+    # The part that makes a zip this kind, whatever the file is called; zipped kinds only.
+    zip_marker: str | None = None
+    module: str = ""  # ``ingest.<module>``, whose ``parse(data)`` reads it; the name if empty
+    # The file's name heads its rows: often their only name for what they are about
+    # ("nile.csv" holds "year, volume" and no word of the Nile; ``file_title``).
+    titled: bool = False
+
+    @property
+    def zipped(self) -> bool:
+        return self.zip_marker is not None
+
+    def parser(self) -> Callable[..., ParsedDocument]:
+        """The module's ``parse``, imported on first use."""
+        module = importlib.import_module(f"ingest.{self.module or self.name}")
+        parse: Callable[..., ParsedDocument] = module.parse
+        return parse
+
+    def read(self, data: bytes, filename: str) -> ParsedDocument:
+        if self.titled:
+            return self.parser()(data, title=file_title(filename))
+        return self.parser()(data)
+
+
+# Every kind, one line each; a zip is recognised by the first whose marker it holds.
+# Modules are named apart from the standard library's csv, html and email.
+KINDS = (
+    Kind("word", (".docx", ".docm"), "Word document", "word/document.xml"),
+    Kind("slides", (".pptx", ".pptm"), "PowerPoint file", "ppt/presentation.xml"),
+    Kind("spreadsheet", (".xlsx", ".xlsm"), "Excel workbook", "xl/workbook.xml", titled=True),
+    Kind("csv", (".csv", ".tsv"), "CSV file", module="delimited", titled=True),
+    Kind("html", (".html", ".htm", ".xhtml"), "web page", module="webpage"),
+    Kind("epub", (".epub",), "EPUB book", "META-INF/container.xml", module="ebook"),
+    Kind("email", (".eml",), "e-mail", module="mail"),
 )
+BY_NAME = {kind.name: kind for kind in KINDS}
+SUFFIXES = tuple(s for kind in KINDS for s in kind.suffixes)
 
 # A zip that would unpack to more than this is refused before anything is extracted: Office
 # and EPUB files of real documents unpack to tens of MB (the largest test file here: 9 MB).
@@ -74,12 +90,12 @@ BLOCK_WORDS = 150
 PATH_SEPARATOR = " › "
 
 
-def suffix_kind(filename: str) -> str | None:
+def suffix_kind(filename: str) -> Kind | None:
     name = filename.lower()
-    return next((k for k, sfx in KIND_SUFFIXES.items() if name.endswith(sfx)), None)
+    return next((kind for kind in KINDS if name.endswith(kind.suffixes)), None)
 
 
-def kind_of(data: bytes, filename: str) -> str | None:
+def kind_of(data: bytes, filename: str) -> Kind | None:
     """The kind by content for a zip (a .docx renamed .zip is still a Word file), else by
     suffix; ``None`` for a kind this module does not read."""
     if data[:4] == b"PK\x03\x04":
@@ -87,7 +103,7 @@ def kind_of(data: bytes, filename: str) -> str | None:
             names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
         except (zipfile.BadZipFile, OSError, ValueError):
             return suffix_kind(filename)
-        found = next((kind for marker, kind in _ZIP_MARKERS if marker in names), None)
+        found = next((kind for kind in KINDS if kind.zip_marker in names), None)
         if found is not None:
             return found
     return suffix_kind(filename)
@@ -97,7 +113,7 @@ def open_zip(data: bytes, kind: str) -> zipfile.ZipFile:
     """The file as a zip, refused before extraction when it would unpack too large (a zip
     bomb), has too many members or declares XML entities (an XXE attack: Office and EPUB
     files never need one, so none is resolved, or even parsed)."""
-    name = KIND_NAMES[kind]
+    name = BY_NAME[kind].label
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
@@ -153,28 +169,12 @@ def limit_memory(extra_mb: int = PARSE_MEMORY_MB) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-# Modules named apart from the standard library's csv, html and email.
-_MODULES = {
-    "word": "word",
-    "slides": "slides",
-    "spreadsheet": "spreadsheet",
-    "csv": "delimited",
-    "html": "webpage",
-    "epub": "ebook",
-    "email": "mail",
-}
-
-
-def module_for(kind: str) -> object:
-    return importlib.import_module(f"ingest.{_MODULES[kind]}")
-
-
 def preload(filename: str) -> None:
     """Import the parser of this file's kind here, before the parse child is forked, so each
     child inherits it (importing openpyxl takes 0.3 s, once, instead of once a file)."""
     kind = suffix_kind(filename)
     if kind is not None:
-        module_for(kind)
+        kind.parser()
 
 
 def parse_kind(data: bytes, filename: str) -> ParsedDocument:
@@ -183,15 +183,13 @@ def parse_kind(data: bytes, filename: str) -> ParsedDocument:
     if kind is None:
         listed = ", ".join(["PDF", ".txt", ".md", *SUFFIXES])
         raise DocumentError(f"unsupported: '{filename}' is not a kind the Library reads ({listed})")
-    name = KIND_NAMES[kind]
-    if kind in ZIPPED and data[:4] != b"PK\x03\x04":
+    name = kind.label
+    if kind.zipped and data[:4] != b"PK\x03\x04":
         raise DocumentError(f"corrupt: '{filename}' is not a {name} (not a zip archive)")
-    module = module_for(kind)
+    kind.parser()
     limit_memory(PARSE_MEMORY_MB)
     try:
-        if kind in TITLED:
-            return module.parse(data, title=file_title(filename))  # type: ignore[attr-defined]
-        return module.parse(data)  # type: ignore[attr-defined]
+        return kind.read(data, filename)
     except DocumentError:
         raise
     except MemoryError as exc:

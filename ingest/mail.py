@@ -9,8 +9,9 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 
+from ingest.document import ParsedDocument
 from ingest.kinds import SUFFIXES, Blocks
-from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
+from ingest.parsing import SUPPORTED_SUFFIXES
 from ingest.webpage import add_page
 from masis_core.errors import DocumentError
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, Sections, cell_text, row_text
-from ingest.parsing import ParsedDocument
 
 # Block structure only: a block's text is its source, so inline markup is never parsed (it
 # is what costs: 16 s for 1 MiB of "[", 0.05 s without; docs/ingest-formats.md).

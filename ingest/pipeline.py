@@ -9,22 +9,30 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from ingest import kinds
+from ingest.batch import (
+    ASIDE_BYTES,
+    FileReport,
+    ParseAhead,
+    Prepared,
+    Progress,
+    ReportsInOrder,
+    SetAside,
+    Source,
+    failed,
+)
 from ingest.chunking import Chunk, chunk_pages, flat
-from ingest.isolate import CANCELLED, PendingParse
+from ingest.document import ParsedDocument
+from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
-from ingest.parsing import SUPPORTED_SUFFIXES, ParsedDocument
+from ingest.parsing import SUPPORTED_SUFFIXES
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
 from masis_core.llm.embeddings import MAX_EMBED_TOKENS, OllamaEmbedder
@@ -39,36 +47,6 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 256
 # An 'ingesting' row older than this belongs to a process that died; its chunks are swept.
 STALE_AFTER = timedelta(minutes=30)
-
-Status = Literal["ingested", "duplicate", "failed"]
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-@dataclass
-class FileReport:
-    file: str
-    doc_id: str | None
-    status: Status
-    pages: int = 0
-    chunks: int = 0
-    empty_pages: list[int] = field(default_factory=list)  # no text layer (scanned, drawn)
-    error: str | None = None
-    notes: list[str] = field(default_factory=list)
-    blank_pages: list[int] = field(default_factory=list)  # nothing on them: no OCR would help
-    ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
-    ocr_engine: str | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    def line(self) -> str:
-        """One line for a terminal or a log."""
-        if self.status == "failed":
-            return f"failed     {self.file}: {self.error}"
-        if self.status == "duplicate":
-            return f"duplicate  {self.file}: already in the workspace"
-        extra = f"; {'; '.join(self.notes)}" if self.notes else ""
-        return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
 
 
 def shown_pages(pages: list[int]) -> str:
@@ -153,7 +131,8 @@ def display_name(filename: str) -> str:
     name = "".join(ch for ch in name if ch.isprintable()).strip()
     if len(name) > MAX_NAME_CHARS:
         stem, dot, suffix = name.rpartition(".")
-        name = f"{stem[: MAX_NAME_CHARS - len(suffix) - 2]}…{dot}{suffix}" if dot else name[:200]
+        cut = f"{stem[: MAX_NAME_CHARS - len(suffix) - 2]}…{dot}{suffix}"
+        name = cut if dot else name[:MAX_NAME_CHARS]
     return name or "upload"
 
 
@@ -165,41 +144,6 @@ def _noop(_stage: str, _done: int, _total: int) -> None:
     return None
 
 
-def failed(display: str, error: str, doc_id: str | None = None) -> FileReport:
-    return FileReport(display, doc_id, "failed", error=error)
-
-
-@dataclass(frozen=True)
-class Source:
-    """A file to ingest: its name as the analyst gave it, and how to read its bytes (read only
-    when its turn comes, so a batch of files is never all in memory at once)."""
-
-    name: str
-    read: Callable[[], bytes]
-
-    @classmethod
-    def of_path(cls, path: Path) -> Source:
-        return cls(path.name, path.read_bytes)
-
-    @classmethod
-    def of_bytes(cls, name: str, data: bytes) -> Source:
-        """Bytes already in memory (an upload, a test fixture): they outlive the caller."""
-        return cls(name, lambda: data)
-
-
-@dataclass
-class _Prepared:
-    """A file read and checked, its parse started (or its report already known)."""
-
-    display: str
-    early: FileReport | None = None
-    data: bytes = b""
-    doc_id: str | None = None
-    parse: PendingParse | None = None
-    # The chunks' keyword columns (``keyword_columns``), made with the chunks.
-    columns: list[tuple[str, str]] | None = None
-
-
 def chunked(
     parsed: ParsedDocument, size: int, overlap: int
 ) -> tuple[list[Chunk], list[tuple[str, str]]]:
@@ -207,173 +151,6 @@ def chunked(
     on the second core, while the parent embeds and stores the files before it."""
     chunks = chunk_pages(parsed.pages, size, overlap)
     return chunks, [keyword_columns(c.text) for c in chunks]
-
-
-# How far a batch parses ahead of the file it stores: a parse child at a time, the next one
-# started as soon as the last has parsed, so that a large file (the 2,415 pages of
-# R-fullrefman.pdf) is parsed while the smaller ones before it are stored, not after. Each
-# file ahead holds its bytes and, once parsed, its text and chunks: bounded in both.
-AHEAD_FILES = 4
-AHEAD_BYTES = 200 * 1024 * 1024
-# How often a batch waiting for the next file's parse looks whether the file set aside is
-# ready first.
-WAIT_POLL_S = 0.02
-
-
-class _ParseAhead:
-    """The batch's files read, checked and parsed ahead of the one being stored."""
-
-    def __init__(
-        self,
-        ingestor: Ingestor,
-        ws: Workspace,
-        sources: Sequence[Source],
-        cancelled: Callable[[], bool],
-    ) -> None:
-        self.ingestor, self.ws, self.sources, self.cancelled = ingestor, ws, sources, cancelled
-        self.queue: deque[_Prepared] = deque()
-        self.started = 0
-        self.last: PendingParse | None = None  # the parse started last
-        self.spared: PendingParse | None = None  # the parse of the file set aside
-
-    def spare(self, parse: PendingParse) -> None:
-        """A file set aside while it parses: its child no longer holds back the next one."""
-        if not parse.settled():
-            self.spared = parse
-        self.pump()
-
-    def pumping(self, progress: Progress) -> Progress:
-        """``progress`` that first starts the next parse if it may: between the stages of
-        a store, while the parent embeds and writes."""
-
-        def pumped(stage: str, done: int, total: int) -> None:
-            self.pump()
-            progress(stage, done, total)
-
-        return pumped
-
-    def pump(self) -> None:
-        """Start the next files' parses, one child at a time, within the bounds (none once
-        the batch is cancelled)."""
-        while self.started < len(self.sources) and not self.cancelled():
-            held = sum(len(p.data) for p in self.queue)
-            if len(self.queue) >= AHEAD_FILES or held >= AHEAD_BYTES:
-                return
-            last = self.last
-            if last is not None and last is not self.spared and not last.settled():
-                return
-            self._prepare_next()
-
-    def take(self) -> _Prepared:
-        """The batch's next file (read and its parse started now, if not yet)."""
-        if not self.queue:
-            self._prepare_next()
-        prepared = self.queue.popleft()
-        try:
-            self.pump()
-        except BaseException:  # no longer queued, not yet the batch's: stopped here
-            if prepared.parse is not None:
-                prepared.parse.cancel()
-            raise
-        return prepared
-
-    def _prepare_next(self) -> None:
-        prepared = self.ingestor._prepare(self.ws, self.sources[self.started])
-        self.started += 1
-        self.queue.append(prepared)
-        if prepared.parse is not None:
-            self.last = prepared.parse
-
-    def cancel(self) -> None:
-        """Stop the parses of files not taken (an abandoned or cancelled batch)."""
-        for prepared in self.queue:
-            if prepared.parse is not None:
-                prepared.parse.cancel()
-        self.queue.clear()
-
-
-@dataclass
-class _Aside:
-    """A file still being parsed, or whose scanned pages a child is reading, while the batch
-    goes on with the files after it."""
-
-    prepared: _Prepared
-    progress: Progress
-
-    def read(self) -> bool:
-        """Whether it is parsed and its pages are read (their progress so far reported),
-        without waiting; the OCR of its pages starts once it is parsed."""
-        parse = self.prepared.parse
-        assert parse is not None
-        if not parse.settled():
-            return False
-        if not parse.scans_pending():
-            return True
-        return parse.scans_read(lambda d, t: self.progress("OCR pages", d, t))
-
-
-# A file at least this large that is still being parsed when its turn comes is set aside
-# while the files after it are stored (the 6.5 MB, 2,415-page R-fullrefman.pdf took 5 s to
-# parse and chunk, against 3 s to store the three files before it); a smaller one is waited
-# for, as its parse is about to end.
-ASIDE_BYTES = 2 * 1024 * 1024
-# Files a batch sets aside at once (a large file still being parsed, files whose scanned pages
-# are read): beyond, it waits for one of them (OCR is heavy). With 2, the manuals' batch kept
-# debian-reference.en.pdf, and the parent, waiting 1.6 s for cables.pdf's scanned page while
-# R-fullrefman.pdf was aside.
-MAX_ASIDE = 3
-
-
-class _Held:
-    """The batch's reports in its order: those of files done while a file before them is set
-    aside wait behind it, and a file aside is completed once it is ready."""
-
-    def __init__(self, ingestor: Ingestor, ws: Workspace, cancelled: Callable[[], bool]) -> None:
-        self.ingestor, self.ws, self.cancelled = ingestor, ws, cancelled
-        self.items: list[_Aside | FileReport] = []
-
-    def aside(self) -> list[_Aside]:
-        return [item for item in self.items if isinstance(item, _Aside)]
-
-    def release(self, wait: int = 0) -> Iterator[FileReport]:
-        """Complete the files aside that are ready (and the first ``wait`` of them, waiting
-        for them if need be), then yield the reports no file before them holds back."""
-        for k, item in enumerate(self.items):
-            if isinstance(item, _Aside) and (wait > 0 or item.read() or self.cancelled()):
-                wait -= 1
-                self.items[k] = self.complete(item)
-        while self.items and isinstance(first := self.items[0], FileReport):
-            self.items.pop(0)
-            yield first
-
-    def complete(self, item: _Aside) -> FileReport:
-        """A file aside stored, or, once the batch is cancelled, not (as a file not started)."""
-        prepared = item.prepared
-        if self.cancelled():
-            if prepared.parse is not None:
-                prepared.parse.cancel()
-            return failed(prepared.display, CANCELLED, prepared.doc_id)
-        return self.ingestor._complete(self.ws, prepared, item.progress, cancelled=self.cancelled)
-
-    def wait_for(self, parse: PendingParse) -> Iterator[FileReport]:
-        """Wait for the next file's parse, completing the files aside that become ready
-        meanwhile (the parent stores them instead of waiting)."""
-        while self.aside() and not self.cancelled() and not parse.settled(WAIT_POLL_S):
-            if any(a.read() for a in self.aside()):
-                yield from self.release()
-
-    def make_room(self) -> Iterator[FileReport]:
-        """With ``MAX_ASIDE`` files aside, wait until one of them is ready and complete it."""
-        while len(self.aside()) >= MAX_ASIDE and not self.cancelled():
-            if any(a.read() for a in self.aside()):
-                yield from self.release()
-            else:
-                time.sleep(WAIT_POLL_S)
-
-    def cancel(self) -> None:
-        for item in self.aside():
-            if item.prepared.parse is not None:
-                item.prepared.parse.cancel()
 
 
 # Kept under its old name: tests and the sweep compare rows with this process's tag.
@@ -449,18 +226,21 @@ class Ingestor:
         """Ingest files in order, yielding each report as it is done, in the batch's order.
 
         While one file is embedded and stored, the next ones are already read, parsed and
-        chunked in child processes (``_ParseAhead``): on two cores that hides the extraction.
-        A file is set aside while the files after it are embedded and stored (their reports
-        wait behind its own, ``_Held``) when a second child reads its scanned pages, or when
-        it is large and still being parsed when its turn comes. Abandoning the iterator stops
-        the children. ``cancelled`` is asked before each file: once it says yes, no further
-        file starts (the one being stored finishes, so nothing is left half-written; a file
-        still being read, set aside, or OCRed page by page, stops at once and is reported
-        ``cancelled``).
+        chunked in child processes (``batch.ParseAhead``): on two cores that hides the
+        extraction. A file is set aside while the files after it are embedded and stored
+        (their reports wait behind its own, ``batch.ReportsInOrder``) when a second child
+        reads its scanned pages, or when it is large and still being parsed when its turn
+        comes. Abandoning the iterator stops the children. ``cancelled`` is asked before each
+        file: once it says yes, no further file starts (the one being stored finishes, so
+        nothing is left half-written; a file still being read, set aside, or OCRed page by
+        page, stops at once and is reported ``cancelled``).
         """
-        ahead = _ParseAhead(self, ws, sources, cancelled)
-        held = _Held(self, ws, cancelled)
-        current: _Prepared | None = None
+        ahead = ParseAhead(partial(self._prepare, ws), sources, cancelled)
+        held = ReportsInOrder(
+            lambda prepared, progress: self._complete(ws, prepared, progress, cancelled=cancelled),
+            cancelled,
+        )
+        current: Prepared | None = None
         try:
             for i in range(len(sources)):
                 if cancelled():
@@ -484,7 +264,7 @@ class Ingestor:
                         yield from held.make_room()
                         if cancelled():
                             break
-                        held.items.append(_Aside(current, progress))
+                        held.items.append(SetAside(current, progress))
                         ahead.spare(parse)
                         continue
                 held.items.append(self._complete(ws, current, progress, ahead.pump, cancelled))
@@ -496,18 +276,18 @@ class Ingestor:
             if current is not None and current.parse is not None:
                 current.parse.cancel()  # abandoned while it was waited for
 
-    def _prepare(self, ws: Workspace, source: Source) -> _Prepared:
+    def _prepare(self, ws: Workspace, source: Source) -> Prepared:
         """Read the file, settle what needs no parse (too large, already here), start the
         parse in its child process."""
         display = display_name(source.name)
         try:
             data = source.read()
         except OSError as exc:
-            return _Prepared(display, failed(display, f"unreadable: {exc.strerror}"))
+            return Prepared(display, failed(display, f"unreadable: {exc.strerror}"))
         limit = self.settings.max_upload_mb
         if len(data) > limit * 1024 * 1024:
             size_mb = len(data) / (1024 * 1024)
-            return _Prepared(
+            return Prepared(
                 display,
                 failed(
                     display,
@@ -515,7 +295,7 @@ class Ingestor:
                     "(MASIS_MAX_UPLOAD_MB)",
                 ),
             )
-        prepared = _Prepared(display, data=data, doc_id=doc_id_for(data))
+        prepared = Prepared(display, data=data, doc_id=doc_id_for(data))
         prepared.early = self._duplicate(ws, prepared)
         if prepared.early is None:
             kinds.preload(display)
@@ -538,7 +318,7 @@ class Ingestor:
         s = self.settings
         return partial(chunked, size=s.chunk_words, overlap=s.chunk_overlap_words)
 
-    def _duplicate(self, ws: Workspace, prepared: _Prepared) -> FileReport | None:
+    def _duplicate(self, ws: Workspace, prepared: Prepared) -> FileReport | None:
         if prepared.doc_id is None:  # not read: it failed before (its report says why)
             return None
         existing = self.bench.registry.get_document(ws.id, prepared.doc_id)
@@ -556,7 +336,7 @@ class Ingestor:
     def _complete(
         self,
         ws: Workspace,
-        prepared: _Prepared,
+        prepared: Prepared,
         progress: Progress,
         parsed_hook: Callable[[], None] = lambda: None,
         cancelled: Callable[[], bool] = lambda: False,
@@ -591,7 +371,7 @@ class Ingestor:
 
     def _parse_and_chunk(
         self,
-        prepared: _Prepared,
+        prepared: Prepared,
         progress: Progress,
         parsed_hook: Callable[[], None],
         cancelled: Callable[[], bool],
@@ -656,7 +436,7 @@ class Ingestor:
     def _store_claimed(
         self,
         ws: Workspace,
-        prepared: _Prepared,
+        prepared: Prepared,
         parsed: ParsedDocument,
         chunks: list[Chunk],
         progress: Progress,
@@ -719,7 +499,7 @@ class Ingestor:
         self,
         ws: Workspace,
         doc_id: str,
-        prepared: _Prepared,
+        prepared: Prepared,
         chunks: list[Chunk],
         progress: Progress,
         ocr_engine: str | None = None,

@@ -13,8 +13,8 @@ import pptx
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.shapes.base import BaseShape
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, cell_text, open_zip, row_text
-from ingest.parsing import ParsedDocument
 from ingest.word import without_macros
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ import io
 
 import openpyxl
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, add_table, cell_text, open_zip
-from ingest.parsing import ParsedDocument
 
 
 def parse(data: bytes, title: str = "") -> ParsedDocument:

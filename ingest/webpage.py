@@ -12,8 +12,8 @@ from __future__ import annotations
 import lxml.html
 from lxml import etree
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, Sections, cell_text
-from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
 DROPPED = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form")

@@ -20,8 +20,8 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
+from ingest.document import ParsedDocument
 from ingest.kinds import Blocks, Sections, open_zip, row_text
-from ingest.parsing import ParsedDocument
 from masis_core.errors import DocumentError
 
 # A macro-enabled document differs from a plain one only in its main part's content type

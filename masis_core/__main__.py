@@ -25,9 +25,13 @@ from masis_core.modes import MODES
 from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
+from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import Accounts, Principal
 from masis_core.workspaces.workbench import Workbench
+
+# ``sub.add_parser`` with the shared options bound: how every subcommand is registered.
+AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def node_line(entry: dict[str, Any]) -> str:
@@ -55,8 +59,7 @@ def print_record(rec: RunRecord) -> None:
         print(rec.answer)
         print()
         for c in rec.citations:
-            where = c.get("url") or f"{c.get('filename')}, page {c.get('page')}"
-            print(f"  [{c['n']}] {where}")
+            print(f"  [{c['n']}] {citation_source(c)}")
         if rec.confidence is not None:
             print(f"\nconfidence: {percent(rec.confidence)}")
     if rec.hitl:
@@ -313,11 +316,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_calibrate(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+def add_calibrate(add: AddCommand) -> None:
     """``calibrate``: the workspace's confidence, or with ``--questions`` its threshold."""
-    cal = sub.add_parser(
+    cal = add(
         "calibrate",
-        parents=parents,
         help="fit the workspace's confidence to its outline questions and your verdicts; "
         "with --questions: the retrieval threshold from relevant vs irrelevant chunks",
     )
@@ -338,7 +340,7 @@ def add_calibrate(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     cal.set_defaults(func=cmd_calibrate)
 
 
-def add_eval(add: Callable[..., argparse.ArgumentParser]) -> None:
+def add_eval(add: AddCommand) -> None:
     """``eval governance | retrieval | pages | outline``."""
     ev = add("eval", help="evaluate on development data")
     ev.add_argument("kind", choices=["governance", "retrieval", "pages", "outline"])
@@ -372,19 +374,8 @@ def add_eval(add: Callable[..., argparse.ArgumentParser]) -> None:
     ev.set_defaults(func=cmd_eval)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m masis_core")
-    parser.add_argument("--verbose", "-v", action="store_true")
-    parser.add_argument(
-        "--user",
-        help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
-    )
-    parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
-    # ``-v`` after the command too (``ask -v …``): SUPPRESS keeps a ``-v`` before it.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", required=True)
-    add = functools.partial(sub.add_parser, parents=[common])
+def add_runs(add: AddCommand) -> None:
+    """``ask``, ``resume``, ``status``: the research runs."""
     ask = add("ask", help="ask a question of a workspace")
     ask.add_argument("--workspace", "-w", required=True)
     ask.add_argument("question")
@@ -414,9 +405,23 @@ def build_parser() -> argparse.ArgumentParser:
     status = add("status", help="active mode, workspaces, recent runs")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
-    add_eval(add)
-    add_calibrate(sub, [common])
-    add_users(sub, [common])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m masis_core")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument(
+        "--user",
+        help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
+    )
+    parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
+    # ``-v`` after the command too (``ask -v …``): SUPPRESS keeps a ``-v`` before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", required=True)
+    add = functools.partial(sub.add_parser, parents=[common])
+    for register in COMMANDS:
+        register(add)
     return parser
 
 
@@ -511,10 +516,9 @@ def _link(args: argparse.Namespace, accounts: Accounts, actor: str, done: dict[s
 USER_ACTIONS = {"add": _add, "reset": _reset, "remove": _remove, "unlock": _unlock, "link": _link}
 
 
-def add_users(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
-    users = sub.add_parser(
-        "users", parents=parents, help="accounts (admins): add, list, reset, remove, unlock, link"
-    )
+def add_users(add: AddCommand) -> None:
+    """``users``: accounts, for admins."""
+    users = add("users", help="accounts (admins): add, list, reset, remove, unlock, link")
     users.add_argument("action", choices=["list", *USER_ACTIONS])
     users.add_argument("name", nargs="?")
     users.add_argument("--admin", action="store_true", help="add: make the account an admin")
@@ -525,6 +529,11 @@ def add_users(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     users.add_argument("--subject", help="link: the identity's subject ('sub')")
     users.add_argument("--json", action="store_true")
     users.set_defaults(func=cmd_users)
+
+
+# Each subcommand registers itself through one ``add`` (``sub.add_parser`` with the options
+# every command shares): a new command is one ``add_…`` function and one entry here.
+COMMANDS: tuple[Callable[[AddCommand], None], ...] = (add_runs, add_eval, add_calibrate, add_users)
 
 
 # Loggers whose INFO ``--verbose`` shows; every other library stays at WARNING.

@@ -155,3 +155,73 @@ def test_the_core_checker_sees_sideways_and_upward_imports(tmp_path: Path) -> No
     module.write_text("from masis_core import modes\n")
     assert core_violations(module, "config") == []
     assert core_violations(module, "retrieval") == []
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+
+def import_graph(paths: list[Path], root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module's imports of the others, wherever in it they stand (a function-level or
+    ``TYPE_CHECKING`` import hides a circle from Python, not from a reader)."""
+    names = {module_name(path, root): path for path in paths}
+
+    def known(dotted: str) -> str:
+        """``a.b.c``: the module c, else the module a.b that holds the name c."""
+        while dotted and dotted not in names:
+            dotted = dotted.rpartition(".")[0]
+        return dotted
+
+    return {
+        name: {known(d) for d in imported_modules(path)} - {"", name}
+        for name, path in names.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The modules that reach each other through imports: strongly connected components of
+    more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    """A circle (``ingest.parsing`` importing the kinds, which import its pages) is held
+    together by imports inside functions and breaks on the next edit: none may be left."""
+    assert circles(import_graph(modules())) == []
+
+
+def test_the_circle_checker_sees_a_circle_through_a_function_level_import(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.py").write_text("from b import f\n")
+    (tmp_path / "b.py").write_text("def f():\n    from c import g\n")
+    (tmp_path / "c.py").write_text("import a\n")
+    (tmp_path / "d.py").write_text("import a\n")
+    assert circles(import_graph(sorted(tmp_path.glob("*.py")), tmp_path)) == [["a", "b", "c"]]

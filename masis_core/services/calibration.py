@@ -10,16 +10,14 @@ Only runs of the engine the map is for count; a verdict changes the fit at once.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from masis_core.answers.judgement import judge_version
+from masis_core.services.records import RunRecord, RunStore
 from masis_core.workspaces.calibration import ENGINE, CalibrationStore, Point, stale
 from masis_core.workspaces.workbench import Workbench
-
-if TYPE_CHECKING:  # ``RunService.mark`` calls in here: no import of the run service at run time
-    from masis_core.services.runs import RunRecord, RunStore
 
 VERDICT_LIMIT = 10_000
 

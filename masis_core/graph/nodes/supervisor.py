@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from masis_core.answers.judgement import LOW_CONFIDENCE
+from masis_core.answers.judgement import LOW_CONFIDENCE, percent
 from masis_core.graph.reviews import candidates, other_passages, review
 from masis_core.state import HitlPayload, ResearchState, RetryReason, all_evidence
 
@@ -25,13 +25,14 @@ def max_retries_of(state: ResearchState) -> int:
 
 
 def quality_message(retries: int, confidence: float) -> str:
-    """The seed's words, without "After 0 refinement attempts" when retries are off."""
+    """The seed's words, without "After 0 refinement attempts" when retries are off; the
+    confidence as everywhere else (``percent``: never a round 0% or 100%)."""
     attempts = f"{retries} refinement attempt{'' if retries == 1 else 's'}"
     tried = (
         f"After {attempts}, confidence remains" if retries else "With retries off, confidence is"
     )
     return (
-        f"{tried} {round(confidence * 100)}%. "
+        f"{tried} {percent(confidence)}. "
         "You may refine your question or upload additional evidence."
     )
 
