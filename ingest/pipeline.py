@@ -60,6 +60,12 @@ class FileReport:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @property
+    def without_text(self) -> int:
+        """The pages that gave no text, whatever the reason: blank, or no text layer that OCR
+        could read. One count, as the notes name them ("2 of 5 pages without text: ...")."""
+        return len(self.empty_pages) + len(self.blank_pages)
+
     def line(self) -> str:
         """One line for a terminal or a log."""
         if self.status == "failed":
@@ -77,8 +83,9 @@ def shown_pages(pages: list[int]) -> str:
 
 
 def scanned_note(empty_pages: list[int], page_count: int, why: str) -> str:
+    """Pages counted under "pages without text" that OCR might read: no text layer."""
     return (
-        f"{len(empty_pages)} of {page_count} pages have no text layer "
+        f"{len(empty_pages)} of {page_count} pages without text: no text layer "
         f"({shown_pages(empty_pages)}); {why}"
     )
 
@@ -129,9 +136,14 @@ def ocr_note(parsed: ParsedDocument) -> str:
     return note
 
 
-def blank_note(blank_pages: list[int]) -> str:
-    """Separator pages: reported, but they are not scans, so no OCR is suggested."""
-    return f"skipped blank {shown_pages(blank_pages)}"
+def blank_note(blank_pages: list[int], page_count: int) -> str:
+    """Separator pages: counted under "pages without text" with the scans, as the Library's
+    table counts them (it had said "skipped blank page 1" beside "pages without text 0"),
+    but not scans, so no OCR is suggested."""
+    return (
+        f"{len(blank_pages)} of {page_count} pages without text: blank, nothing on them "
+        f"({shown_pages(blank_pages)})"
+    )
 
 
 def _none_of(pages: int) -> str:
@@ -649,7 +661,7 @@ class Ingestor:
         if parsed.empty_pages:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count, why))
         if parsed.blank_pages:
-            report.notes.append(blank_note(parsed.blank_pages))
+            report.notes.append(blank_note(parsed.blank_pages, parsed.page_count))
         return report
 
     def _store_claimed(

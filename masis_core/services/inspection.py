@@ -229,7 +229,7 @@ def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
                 "pages": r.pages if r else 0,
                 "chunks": r.chunks if r else 0,
                 "pages OCRed": len(r.ocr_pages) if r else 0,
-                "pages without text": len(r.empty_pages) if r else 0,
+                "pages without text": r.without_text if r else 0,
                 "error": plain(r.error) if r and r.error else "",
                 "notes": plain("; ".join(r.notes)) if r else "",
             }
