@@ -9,7 +9,7 @@ are about 1,300 characters) never reaches either bound, so it is chunked as it a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import accumulate
+from itertools import accumulate, groupby
 
 from ingest.parsing import Page
 from masis_core.retrieval.quality import length_score
@@ -29,6 +29,7 @@ class Chunk:
     quality: float
     ocr: bool = False  # some of its words were read by OCR
     place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
+    navigation: bool = False  # from a contents or index page (``Page.navigation``)
 
 
 def _line_ends(page: Page) -> frozenset[int]:
@@ -105,7 +106,15 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
             for c in made:
                 chunks.append(replace(c, index=len(chunks), place=page.place))
         return chunks
-    return _slide(pages, size, overlap)
+    if not any(p.navigation for p in pages):
+        return _slide(pages, size, overlap)
+    # Contents and index pages are chunked apart from the text around them: a chunk is all
+    # navigation or none, and only the navigation ones are kept out of evidence.
+    out: list[Chunk] = []
+    for navigation, run in groupby(pages, key=lambda p: p.navigation):
+        for c in _slide(list(run), size, overlap):
+            out.append(replace(c, index=len(out), navigation=navigation))
+    return out
 
 
 def _rows(page: Page, size: int) -> list[Chunk]:

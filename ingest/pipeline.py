@@ -758,6 +758,8 @@ class Ingestor:
                     # A Word section's paragraphs, a slide, rows of a sheet: where a citation
                     # points when the document has no pages (empty for a PDF's page).
                     "place": c.place,
+                    # A contents or index page's chunk: found, but never quoted as evidence.
+                    "navigation": c.navigation,
                 }
                 for c in chunks
             ],
