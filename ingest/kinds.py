@@ -221,7 +221,8 @@ def words(text: str) -> int:
 
 def span(noun: str, first: int, last: int) -> str:
     """'paragraph 4', 'paragraphs 4–6'."""
-    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
+    plural = f"{noun}es" if noun.endswith(("x", "s", "ch")) else f"{noun}s"  # "text boxes"
+    return f"{noun} {first}" if first == last else f"{plural} {first}–{last}"
 
 
 def within(section: str, detail: str) -> str:
@@ -293,6 +294,9 @@ class Sections:
         self.items: list[tuple[int, str]] = []
         self.count = 0  # paragraphs of the section so far
         self.tables = 0
+        # The section's text boxes (a Word shape's text), cited apart: "Features, text box 2".
+        self.boxes: list[tuple[int, str]] = []
+        self.box_count = 0
 
     @property
     def headings(self) -> str:
@@ -309,11 +313,16 @@ class Sections:
         self.flush()
         if text:
             self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
-            self.count = self.tables = 0
+            self.count = self.tables = self.box_count = 0
 
     def paragraph(self, text: str) -> None:
         self.count += 1
         self.items.append((self.count, text))
+
+    def box(self, text: str) -> None:
+        """A text box anchored in the section (its lines kept apart)."""
+        self.box_count += 1
+        self.boxes.append((self.box_count, text))
 
     def _next_table(self) -> str:
         """The place of the section's next table (the paragraphs before it are flushed)."""
@@ -332,7 +341,8 @@ class Sections:
 
     def flush(self) -> None:
         self.blocks.paragraphs(self.label, self.items, number=self.number)
-        self.items = []
+        self.blocks.paragraphs(self.label, self.boxes, noun="text box", number=self.number)
+        self.items, self.boxes = [], []
 
 
 def _grouped(items: Iterable[tuple[int, str]], reserved: int) -> list[list[tuple[int, str]]]:

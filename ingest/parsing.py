@@ -104,6 +104,9 @@ class ParsedDocument:
     # Pages without a usable text layer left for ``read_scans`` in another process
     # (``parse_bytes(..., ocr_later=True)``); ``with_scans`` takes its reading in.
     ocr_pending: list[int] = field(default_factory=list)
+    # What the parser saw and did not read ("2 pictures, 1 chart: their text is not read"),
+    # for the file's notes: nothing is left out silently.
+    notes: list[str] = field(default_factory=list)
 
 
 def clean_text(raw: str) -> str:

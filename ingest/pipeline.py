@@ -655,7 +655,10 @@ class Ingestor:
                 report.error = f"no text: {_none_of(parsed.page_count)} (blank: {blank})"
             else:
                 report.error = "no text: the file contains no words"
+            if parsed.notes:  # what it holds that is not read: "3 pictures, 1 chart"
+                report.error += f" ({'; '.join(parsed.notes)})"
             return report
+        report.notes.extend(parsed.notes)
         if parsed.ocr_pages:
             report.notes.append(ocr_note(parsed))
         if parsed.empty_pages:
