@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate, groupby
 
 from ingest.parsing import Page
+from masis_core.answers.rows import ROWS_PLACE
 from masis_core.retrieval.quality import length_score
 
 SENTENCE_END = (".", "!", "?", ":", ";")
@@ -30,6 +31,7 @@ class Chunk:
     ocr: bool = False  # some of its words were read by OCR
     place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
     navigation: bool = False  # from a contents or index page (``Page.navigation``)
+    rows: tuple[int, ...] = ()  # a table chunk's row numbers, one per row line (``Page.rows``)
 
 
 def _line_ends(page: Page) -> frozenset[int]:
@@ -104,7 +106,7 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
             made = _rows(page, size) if page.head is not None else []
             made = made or _slide([page], size, overlap, _line_ends(page))
             for c in made:
-                chunks.append(replace(c, index=len(chunks), place=page.place))
+                chunks.append(replace(c, index=len(chunks), place=rows_place(page.place, c.rows)))
         return chunks
     if not any(p.navigation for p in pages):
         return _slide(pages, size, overlap)
@@ -142,19 +144,33 @@ def _rows(page: Page, size: int) -> list[Chunk]:
             return []
     if not head or not groups:
         return []
-    texts = [head + "\n\n" + "\n".join(group) for group in groups]
-    return [
-        Chunk(
-            index=0,
-            text=text,
-            page_start=page.number,
-            page_end=page.number,
-            word_count=len(text.split()),
-            quality=round(length_score(len(text.split())), 4),
-            ocr=page.ocr,
+    numbers = list(page.rows or ())
+    out = []
+    for group in groups:
+        text = head + "\n\n" + "\n".join(group)
+        ours, numbers = tuple(numbers[: len(group)]), numbers[len(group) :]
+        out.append(
+            Chunk(
+                index=0,
+                text=text,
+                page_start=page.number,
+                page_end=page.number,
+                word_count=len(text.split()),
+                quality=round(length_score(len(text.split())), 4),
+                ocr=page.ocr,
+                rows=ours if page.rows else (),
+            )
         )
-        for text in texts
-    ]
+    return out
+
+
+def rows_place(place: str, rows: tuple[int, ...]) -> str:
+    """A block's place narrowed to its chunk's rows: "Sheet1, rows 2–40" cut in three chunks
+    is cited "Sheet1, rows 2–14" for the first, not the whole block."""
+    if not rows or not ROWS_PLACE.search(place):
+        return place
+    first, last = rows[0], rows[-1]
+    return ROWS_PLACE.sub(f"row {first}" if first == last else f"rows {first}–{last}", place)
 
 
 def flat(text: str) -> str:

@@ -225,6 +225,11 @@ def span(noun: str, first: int, last: int) -> str:
     return f"{noun} {first}" if first == last else f"{plural} {first}–{last}"
 
 
+def counted(rows: int) -> str:
+    """'1 row', '118 rows'."""
+    return f"{rows:,} row{'s' if rows != 1 else ''}"
+
+
 def within(section: str, detail: str) -> str:
     return f"{section}, {detail}" if section and detail else section or detail
 
@@ -238,13 +243,22 @@ class Blocks:
     pages: list[Page] = field(default_factory=list)
 
     def add(
-        self, text: str, place: str, number: int | None = None, head: int | None = None
+        self,
+        text: str,
+        place: str,
+        number: int | None = None,
+        head: int | None = None,
+        rows: tuple[int, ...] | None = None,
     ) -> None:
         """``head``: a table block's head lines, ``text`` then already clean (cleaning can
-        drop or join lines, and the count must match the text stored)."""
+        drop or join lines, and the count must match the text stored); ``rows`` its row
+        lines' numbers, kept only when they match its lines one to one."""
         text = clean_text(text) if head is None else text
+        if rows is not None and len(text.split("\n")) - (head or 0) != len(rows):
+            rows = None
         if text:
-            self.pages.append(Page(number or len(self.pages) + 1, text, place=place, head=head))
+            page = Page(number or len(self.pages) + 1, text, place=place, head=head, rows=rows)
+            self.pages.append(page)
 
     def paragraphs(
         self,
@@ -277,7 +291,12 @@ class Blocks:
         for group in _grouped(rows, words(header)):
             body = clean_text("\n".join(t for _, t in group))
             label = within(where, span(noun, group[0][0], group[-1][0]))
-            self.add(f"{header}\n{body}" if header else body, label, number, head)
+            numbers = tuple(n for n, _ in group)
+            self.add(f"{header}\n{body}" if header else body, label, number, head, numbers)
+
+    def rows(self) -> int:
+        """The table rows the blocks hold (their headers aside)."""
+        return sum(len(p.rows or ()) for p in self.pages)
 
     def document(self, count: int | None = None) -> ParsedDocument:
         return ParsedDocument(self.pages, count if count is not None else len(self.pages))

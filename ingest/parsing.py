@@ -81,6 +81,9 @@ class Page:
     # A table of contents, an index or a list of figures (``navigation_page``): its chunks
     # are kept for navigation and never quoted as evidence.
     navigation: bool = False
+    # A block of table rows: each row line's number in its table or sheet ("row 7"), for a
+    # citation of the one row that answers.
+    rows: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -107,6 +110,8 @@ class ParsedDocument:
     # What the parser saw and did not read ("2 pictures, 1 chart: their text is not read"),
     # for the file's notes: nothing is left out silently.
     notes: list[str] = field(default_factory=list)
+    # What the file holds, where pages say nothing ("2 sheets, 118 rows"); "" for pages.
+    extent: str = ""
 
 
 def clean_text(raw: str) -> str:

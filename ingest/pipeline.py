@@ -56,6 +56,8 @@ class FileReport:
     blank_pages: list[int] = field(default_factory=list)  # nothing on them: no OCR would help
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
     ocr_engine: str | None = None
+    # What a file without pages holds ("1 sheet, 118 rows"): an .xlsx is not "3 pages".
+    extent: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -73,7 +75,12 @@ class FileReport:
         if self.status == "duplicate":
             return f"duplicate  {self.file}: already in the workspace"
         extra = f"; {'; '.join(self.notes)}" if self.notes else ""
-        return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
+        return f"ingested   {self.file}: {self.size}, {self.chunks} chunks{extra}"
+
+    @property
+    def size(self) -> str:
+        """'3 pages', or what a file without pages holds: '1 sheet, 118 rows'."""
+        return self.extent or f"{self.pages} page{'s' if self.pages != 1 else ''}"
 
 
 def shown_pages(pages: list[int]) -> str:
@@ -642,6 +649,7 @@ class Ingestor:
             blank_pages=parsed.blank_pages,
             ocr_pages=parsed.ocr_pages,
             ocr_engine=parsed.ocr_engine,
+            extent=parsed.extent,
         )
         why = _no_text_why(parsed, self.settings.ocr_page_timeout_s, self.settings.ocr_max_pages)
         if parsed.failed_pages:
@@ -690,6 +698,7 @@ class Ingestor:
                 parsed.empty_pages,
                 parsed.ocr_pages,
                 parsed.ocr_words,
+                parsed.extent,
             )
         except BaseException as exc:
             self._rollback(ws, doc_id)
@@ -763,6 +772,7 @@ class Ingestor:
                     "place": c.place,
                     # A contents or index page's chunk: found, but never quoted as evidence.
                     "navigation": c.navigation,
+                    "rows": ",".join(map(str, c.rows)),  # a table chunk's rows: "3,4,5,7"
                 }
                 for c in chunks
             ],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.pdfs import filler, make_pdf
-from tests.test_browser import create_workspace, page  # noqa: F401
+from tests.test_browser import create_workspace, idle, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,3 +51,46 @@ def test_the_library_counts_a_blank_page_once_under_pages_without_text(
     row = table_row(page, "separated.pdf")
     assert row["pages without text"] == "1", row
     assert "1 of 3 pages without text" in row["notes"], row
+
+
+def test_a_sheet_is_cited_and_shown_by_the_row_that_answers(
+    page: Page,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from tests.test_browser import ask, go
+    from tests.test_sheet_citations import QUESTION, medals_xlsx
+
+    sheet = tmp_path / "medals.xlsx"
+    sheet.write_bytes(medals_xlsx())
+    create_workspace(page, "games")
+    page.locator("input[type=file]").set_input_files([str(sheet)])
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("medals.xlsx: ingested").click()
+    # Its size in sheets and rows, in the file's line and in the document list: not "pages".
+    expect(
+        page.get_by_text(re.compile(r"medals\.xlsx: 1 sheet, 15 rows, \d+ chunks"))
+    ).to_be_visible()
+    expect(page.get_by_text("1 sheet, 15 rows", exact=True)).to_be_visible()
+
+    go(page, "Research")
+    ask(page, QUESTION)
+    source = page.get_by_text("medals.xlsx, Medals, row 18", exact=False).last
+    expect(source).to_be_visible()
+    source.click()
+    label = page.get_by_text("Show the place").last
+    switch = page.get_by_role("switch", name="Show the place").last
+    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
+        label.click()
+        idle(page)
+        if switch.is_checked():
+            break
+    table = page.get_by_test_id("stTable").filter(has_text="Kenya").first
+    expect(table).to_be_visible()
+    kenya = table.get_by_role("row").filter(has_text="Kenya")
+    expect(kenya.get_by_role("cell")).to_have_text(["Kenya", "6", "6", "1"])
+    spain = table.get_by_role("row").filter(has_text="Spain")
+    shade = "el => getComputedStyle(el).backgroundColor"
+    highlighted = kenya.get_by_role("cell").first.evaluate(shade)
+    plain = spain.get_by_role("cell").first.evaluate(shade)
+    assert highlighted != plain, (highlighted, plain)
+    assert highlighted.startswith("rgba(255, 164, 33"), highlighted

@@ -95,6 +95,7 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
         page_start=int(m.get("page_start", 0)),
         page_end=int(m.get("page_end", 0)),
         place=str(m.get("place") or ""),
+        rows=str(m.get("rows") or ""),
         ocr=bool(m.get("ocr", False)),
         text=c.text,
         score=round(c.dense, 6),
