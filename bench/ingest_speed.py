@@ -41,6 +41,54 @@ def find_pdfs(folder: Path) -> list[Path]:
     return pdfs
 
 
+def load() -> float:
+    """The machine's load average over the last minute (what else was running)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def shown_load(r: dict[str, Any]) -> str:
+    """'load 1.9–2.4': the 1-minute load when the variant started and ended."""
+    first, last = r.get("load") or [load(), load()]
+    return (
+        f"load {first:.1f}" if f"{first:.1f}" == f"{last:.1f}" else f"load {first:.1f}–{last:.1f}"
+    )
+
+
+def report(results: dict[str, dict[str, Any]], n_pdfs: int, folder: Path) -> list[str]:
+    """The comparison, the machine's load beside every figure: the ratio to the baseline
+    swung from 3.3x to 6.0x between runs with the load of other work on the machine."""
+    ours, base, limit = results["ours"], results["baseline"], results["limit"]
+    lines = [
+        f"{n_pdfs} PDFs from {folder}, {os.cpu_count()} cores, load now {load():.1f}",
+        f"{'':10} | {'wall s':>8} | {'pages':>6} | {'pages/s':>8} | {'chunks':>7} | "
+        f"{'chunks/s':>8} | {'peak MB':>8} | machine",
+    ]
+    for name, r in results.items():
+        lines.append(
+            f"{name:10} | {r['wall_s']:8.2f} | {r['pages']:6} | {r['pages'] / r['wall_s']:8.1f} | "
+            f"{r['chunks']:7} | {r['chunks'] / r['wall_s']:8.1f} | {r['peak_mb']:8.0f} | "
+            f"{shown_load(r)}"
+        )
+    if limit["ocr_pages"]:
+        name = f"OCR alone ({limit['ocr_pages']} pages, {limit['ocr_engine']})"
+        pages_s = limit["ocr_pages"] / max(limit["ocr_s"], 1e-9)
+        lines.append(
+            f"{name:10} | {limit['ocr_s']:8.2f} | {limit['ocr_pages']:6} | {pages_s:8.2f} | "
+            f"{shown_load(limit)}"
+        )
+    speed_up = (ours["pages"] / ours["wall_s"]) / (base["pages"] / base["wall_s"])
+    both = f"ours {shown_load(ours)}, baseline {shown_load(base)}"
+    return [
+        *lines,
+        f"\nlimit = extract {limit['extract_s']:.2f} s + embed {limit['embed_s']:.2f} s + "
+        f"store {limit['store_s']:.2f} s (OCR, {limit['ocr_s']:.2f} s alone, left out) "
+        f"({shown_load(limit)})",
+        f"speed-up over the baseline (pages/s): {speed_up:.1f}x ({both})",
+        f"efficiency (limit time / our time): {limit['wall_s'] / ours['wall_s']:.2f} "
+        f"(ours {shown_load(ours)}, limit {shown_load(limit)})",
+    ]
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -164,9 +212,13 @@ def child(variant: str, pdfs: list[Path]) -> None:
     import logging
 
     logging.basicConfig(level=logging.ERROR)
+    before = load()
     with tempfile.TemporaryDirectory(prefix="masis-bench-") as tmp:
         result = VARIANTS[variant](pdfs, Path(tmp))
     result["peak_mb"] = peak_mb()
+    # The machine's 1-minute load before and after the variant ran: a figure measured on a
+    # busy machine (another user's job) reads slower, and a ratio swings with it.
+    result["load"] = [before, load()]
     print(json.dumps(result))
 
 
@@ -198,30 +250,7 @@ def main() -> None:
             check=True,
         )
         results[variant] = json.loads(out.stdout.strip().splitlines()[-1])
-    ours, base, limit = results["ours"], results["baseline"], results["limit"]
-    print(f"{len(pdfs)} PDFs from {args.pdfs}, {os.cpu_count()} cores")
-    print(
-        f"{'':10} | {'wall s':>8} | {'pages':>6} | {'pages/s':>8} | {'chunks':>7} | "
-        f"{'chunks/s':>8} | {'peak MB':>8}"
-    )
-    for name, r in results.items():
-        print(
-            f"{name:10} | {r['wall_s']:8.2f} | {r['pages']:6} | {r['pages'] / r['wall_s']:8.1f} | "
-            f"{r['chunks']:7} | {r['chunks'] / r['wall_s']:8.1f} | {r['peak_mb']:8.0f}"
-        )
-    if limit["ocr_pages"]:
-        name = f"OCR alone ({limit['ocr_pages']} pages, {limit['ocr_engine']})"
-        pages_s = limit["ocr_pages"] / max(limit["ocr_s"], 1e-9)
-        print(f"{name:10} | {limit['ocr_s']:8.2f} | {limit['ocr_pages']:6} | {pages_s:8.2f}")
-    print(
-        f"\nlimit = extract {limit['extract_s']:.2f} s + embed {limit['embed_s']:.2f} s + "
-        f"store {limit['store_s']:.2f} s (OCR, {limit['ocr_s']:.2f} s alone, left out)"
-    )
-    print(
-        f"speed-up over the baseline (pages/s): "
-        f"{(ours['pages'] / ours['wall_s']) / (base['pages'] / base['wall_s']):.1f}x"
-    )
-    print(f"efficiency (limit time / our time): {limit['wall_s'] / ours['wall_s']:.2f}")
+    print("\n".join(report(results, len(pdfs), args.pdfs)))
 
 
 if __name__ == "__main__":

@@ -33,9 +33,17 @@ class FileReport:
     blank_pages: list[int] = field(default_factory=list)  # nothing on them: no OCR would help
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
     ocr_engine: str | None = None
+    # What a file without pages holds ("1 sheet, 118 rows"): an .xlsx is not "3 pages".
+    extent: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    @property
+    def without_text(self) -> int:
+        """The pages that gave no text, whatever the reason: blank, or no text layer that OCR
+        could read. One count, as the notes name them ("2 of 5 pages without text: ...")."""
+        return len(self.empty_pages) + len(self.blank_pages)
 
     def line(self) -> str:
         """One line for a terminal or a log."""
@@ -44,7 +52,12 @@ class FileReport:
         if self.status == "duplicate":
             return f"duplicate  {self.file}: already in the workspace"
         extra = f"; {'; '.join(self.notes)}" if self.notes else ""
-        return f"ingested   {self.file}: {self.pages} pages, {self.chunks} chunks{extra}"
+        return f"ingested   {self.file}: {self.size}, {self.chunks} chunks{extra}"
+
+    @property
+    def size(self) -> str:
+        """'3 pages', or what a file without pages holds: '1 sheet, 118 rows'."""
+        return self.extent or f"{self.pages} page{'s' if self.pages != 1 else ''}"
 
 
 def failed(display: str, error: str, doc_id: str | None = None) -> FileReport:

@@ -9,9 +9,10 @@ are about 1,300 characters) never reaches either bound, so it is chunked as it a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import accumulate
+from itertools import accumulate, groupby
 
 from ingest.document import Page
+from masis_core.answers.rows import ROWS_PLACE
 from masis_core.retrieval.quality import length_score
 
 SENTENCE_END = (".", "!", "?", ":", ";")
@@ -29,6 +30,8 @@ class Chunk:
     quality: float
     ocr: bool = False  # some of its words were read by OCR
     place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
+    navigation: bool = False  # from a contents or index page (``Page.navigation``)
+    rows: tuple[int, ...] = ()  # a table chunk's row numbers, one per row line (``Page.rows``)
 
 
 def _line_ends(page: Page) -> frozenset[int]:
@@ -103,9 +106,17 @@ def chunk_pages(pages: list[Page], size: int = 200, overlap: int = 40) -> list[C
             made = _rows(page, size) if page.head is not None else []
             made = made or _slide([page], size, overlap, _line_ends(page))
             for c in made:
-                chunks.append(replace(c, index=len(chunks), place=page.place))
+                chunks.append(replace(c, index=len(chunks), place=rows_place(page.place, c.rows)))
         return chunks
-    return _slide(pages, size, overlap)
+    if not any(p.navigation for p in pages):
+        return _slide(pages, size, overlap)
+    # Contents and index pages are chunked apart from the text around them: a chunk is all
+    # navigation or none, and only the navigation ones are kept out of evidence.
+    out: list[Chunk] = []
+    for navigation, run in groupby(pages, key=lambda p: p.navigation):
+        for c in _slide(list(run), size, overlap):
+            out.append(replace(c, index=len(out), navigation=navigation))
+    return out
 
 
 def _rows(page: Page, size: int) -> list[Chunk]:
@@ -133,19 +144,33 @@ def _rows(page: Page, size: int) -> list[Chunk]:
             return []
     if not head or not groups:
         return []
-    texts = [head + "\n\n" + "\n".join(group) for group in groups]
-    return [
-        Chunk(
-            index=0,
-            text=text,
-            page_start=page.number,
-            page_end=page.number,
-            word_count=len(text.split()),
-            quality=round(length_score(len(text.split())), 4),
-            ocr=page.ocr,
+    numbers = list(page.rows or ())
+    out = []
+    for group in groups:
+        text = head + "\n\n" + "\n".join(group)
+        ours, numbers = tuple(numbers[: len(group)]), numbers[len(group) :]
+        out.append(
+            Chunk(
+                index=0,
+                text=text,
+                page_start=page.number,
+                page_end=page.number,
+                word_count=len(text.split()),
+                quality=round(length_score(len(text.split())), 4),
+                ocr=page.ocr,
+                rows=ours if page.rows else (),
+            )
         )
-        for text in texts
-    ]
+    return out
+
+
+def rows_place(place: str, rows: tuple[int, ...]) -> str:
+    """A block's place narrowed to its chunk's rows: "Sheet1, rows 2–40" cut in three chunks
+    is cited "Sheet1, rows 2–14" for the first, not the whole block."""
+    if not rows or not ROWS_PLACE.search(place):
+        return place
+    first, last = rows[0], rows[-1]
+    return ROWS_PLACE.sub(f"row {first}" if first == last else f"rows {first}–{last}", place)
 
 
 def flat(text: str) -> str:

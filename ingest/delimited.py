@@ -15,7 +15,7 @@ from itertools import pairwise
 from charset_normalizer import from_bytes
 
 from ingest.document import ParsedDocument
-from ingest.kinds import Blocks, add_table, cell_text
+from ingest.kinds import Blocks, add_table, cell_text, counted
 from masis_core.errors import DocumentError
 from masis_core.text.tables import numeric
 
@@ -128,4 +128,6 @@ def parse(data: bytes, title: str = "") -> ParsedDocument:
     """``title``: the file's name as words, heading the table (``kinds.file_title``)."""
     blocks = Blocks()
     add_table(blocks, "", rows_of(decode(data)), above=title)
-    return blocks.document()
+    parsed = blocks.document()
+    parsed.extent = counted(blocks.rows())
+    return parsed

@@ -41,6 +41,12 @@ class Page:
     # A block of table rows: how many of its first lines head it (heading path, header row);
     # the rest are rows, one per line. None for any other page.
     head: int | None = None
+    # A table of contents, an index or a list of figures (``navigation_page``): its chunks
+    # are kept for navigation and never quoted as evidence.
+    navigation: bool = False
+    # A block of table rows: each row line's number in its table or sheet ("row 7"), for a
+    # citation of the one row that answers.
+    rows: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -64,6 +70,11 @@ class ParsedDocument:
     # Pages without a usable text layer left for ``read_scans`` in another process
     # (``parse_bytes(..., ocr_later=True)``); ``with_scans`` takes its reading in.
     ocr_pending: list[int] = field(default_factory=list)
+    # What the parser saw and did not read ("2 pictures, 1 chart: their text is not read"),
+    # for the file's notes: nothing is left out silently.
+    notes: list[str] = field(default_factory=list)
+    # What the file holds, where pages say nothing ("2 sheets, 118 rows"); "" for pages.
+    extent: str = ""
 
 
 def clean_text(raw: str) -> str:

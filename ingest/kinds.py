@@ -219,7 +219,13 @@ def words(text: str) -> int:
 
 def span(noun: str, first: int, last: int) -> str:
     """'paragraph 4', 'paragraphs 4–6'."""
-    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
+    plural = f"{noun}es" if noun.endswith(("x", "s", "ch")) else f"{noun}s"  # "text boxes"
+    return f"{noun} {first}" if first == last else f"{plural} {first}–{last}"
+
+
+def counted(rows: int) -> str:
+    """'1 row', '118 rows'."""
+    return f"{rows:,} row{'s' if rows != 1 else ''}"
 
 
 def within(section: str, detail: str) -> str:
@@ -235,13 +241,22 @@ class Blocks:
     pages: list[Page] = field(default_factory=list)
 
     def add(
-        self, text: str, place: str, number: int | None = None, head: int | None = None
+        self,
+        text: str,
+        place: str,
+        number: int | None = None,
+        head: int | None = None,
+        rows: tuple[int, ...] | None = None,
     ) -> None:
         """``head``: a table block's head lines, ``text`` then already clean (cleaning can
-        drop or join lines, and the count must match the text stored)."""
+        drop or join lines, and the count must match the text stored); ``rows`` its row
+        lines' numbers, kept only when they match its lines one to one."""
         text = clean_text(text) if head is None else text
+        if rows is not None and len(text.split("\n")) - (head or 0) != len(rows):
+            rows = None
         if text:
-            self.pages.append(Page(number or len(self.pages) + 1, text, place=place, head=head))
+            page = Page(number or len(self.pages) + 1, text, place=place, head=head, rows=rows)
+            self.pages.append(page)
 
     def paragraphs(
         self,
@@ -274,7 +289,12 @@ class Blocks:
         for group in _grouped(rows, words(header)):
             body = clean_text("\n".join(t for _, t in group))
             label = within(where, span(noun, group[0][0], group[-1][0]))
-            self.add(f"{header}\n{body}" if header else body, label, number, head)
+            numbers = tuple(n for n, _ in group)
+            self.add(f"{header}\n{body}" if header else body, label, number, head, numbers)
+
+    def rows(self) -> int:
+        """The table rows the blocks hold (their headers aside)."""
+        return sum(len(p.rows or ()) for p in self.pages)
 
     def document(self, count: int | None = None) -> ParsedDocument:
         return ParsedDocument(self.pages, count if count is not None else len(self.pages))
@@ -291,6 +311,9 @@ class Sections:
         self.items: list[tuple[int, str]] = []
         self.count = 0  # paragraphs of the section so far
         self.tables = 0
+        # The section's text boxes (a Word shape's text), cited apart: "Features, text box 2".
+        self.boxes: list[tuple[int, str]] = []
+        self.box_count = 0
 
     @property
     def headings(self) -> str:
@@ -307,11 +330,16 @@ class Sections:
         self.flush()
         if text:
             self.path = [(lv, t) for lv, t in self.path if lv < level] + [(level, text)]
-            self.count = self.tables = 0
+            self.count = self.tables = self.box_count = 0
 
     def paragraph(self, text: str) -> None:
         self.count += 1
         self.items.append((self.count, text))
+
+    def box(self, text: str) -> None:
+        """A text box anchored in the section (its lines kept apart)."""
+        self.box_count += 1
+        self.boxes.append((self.box_count, text))
 
     def _next_table(self) -> str:
         """The place of the section's next table (the paragraphs before it are flushed)."""
@@ -330,7 +358,8 @@ class Sections:
 
     def flush(self) -> None:
         self.blocks.paragraphs(self.label, self.items, number=self.number)
-        self.items = []
+        self.blocks.paragraphs(self.label, self.boxes, noun="text box", number=self.number)
+        self.items, self.boxes = [], []
 
 
 def _grouped(items: Iterable[tuple[int, str]], reserved: int) -> list[list[tuple[int, str]]]:

@@ -7,6 +7,7 @@ import logging
 import math
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +111,39 @@ def strip_running_lines(pages: list[Page]) -> list[Page]:
         if text:
             out.append(Page(page.number, text, page.ocr))
     return out
+
+
+# A navigation page's entry: a title, then a page reference (one or more numbers, or a roman
+# numeral) at the line's end; dot leaders between them ("2.1 Description . . . . 1").
+_PAGE_REF = re.compile(
+    r"^(?=.*[^\W\d_]).*[\s.](?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*[,–-]\s*\d{1,4})*$", re.I
+)
+_DOT_LEADERS = re.compile(r"(?:\.\s?){4,}")
+_NAVIGATION_TITLE = re.compile(
+    r"\b(?:contents|index|list of (?:figures|tables|illustrations))\b", re.I
+)
+NAVIGATION_MIN_LINES = 5
+NAVIGATION_SHARE = 0.5
+
+
+def navigation_page(text: str, continued: bool = False) -> bool:
+    """A contents, index or list-of-figures page: most of its lines are entries ending in a
+    page number, with dot leaders, or under such a title ("Contents", "Appendix E Concept
+    index"); ``continued`` (the page before was one), entries alone will do. A question on
+    the NUT FAQ had cited its contents pages as the answer; a page of data rows ("Sweden
+    123") has no leaders and no such title, so it stays evidence."""
+    lines = [line for line in text.split("\n") if len(line.strip()) > 1]
+    if not lines or (len(lines) < NAVIGATION_MIN_LINES and not continued):
+        return False
+    entries = [line for line in lines if _PAGE_REF.match(line.strip())]
+    needed = NAVIGATION_SHARE * len(lines)
+    if len(entries) < needed:
+        return False
+    if continued:
+        return True
+    # Chapters' entries often go without leaders ("A Appendix 232"), their sections' with.
+    led = sum(1 for line in entries if _DOT_LEADERS.search(line))
+    return led >= needed / 2 or any(_NAVIGATION_TITLE.search(line) for line in lines[:3])
 
 
 def _is_blank(page: pdfium.PdfPage) -> bool:
@@ -364,8 +398,20 @@ def with_scans(parsed: ParsedDocument, scans: ParsedDocument | None = None) -> P
     parsed.ocr_pending = []
     parsed.pages.sort(key=lambda p: p.number)
     parsed.empty_pages.sort()
-    parsed.pages = strip_running_lines(parsed.pages)
+    parsed.pages = marked_navigation(strip_running_lines(parsed.pages))
     return parsed
+
+
+def marked_navigation(pages: list[Page]) -> list[Page]:
+    """The pages, contents and index pages marked (``navigation_page``), a page that goes on
+    from one such page with entries alone marked too."""
+    out: list[Page] = []
+    for page in pages:
+        continued = bool(out) and out[-1].navigation and out[-1].number == page.number - 1
+        out.append(
+            replace(page, navigation=True) if navigation_page(page.text, continued) else page
+        )
+    return out
 
 
 def parse_pdf(

@@ -56,8 +56,9 @@ def shown_pages(pages: list[int]) -> str:
 
 
 def scanned_note(empty_pages: list[int], page_count: int, why: str) -> str:
+    """Pages counted under "pages without text" that OCR might read: no text layer."""
     return (
-        f"{len(empty_pages)} of {page_count} pages have no text layer "
+        f"{len(empty_pages)} of {page_count} pages without text: no text layer "
         f"({shown_pages(empty_pages)}); {why}"
     )
 
@@ -108,9 +109,14 @@ def ocr_note(parsed: ParsedDocument) -> str:
     return note
 
 
-def blank_note(blank_pages: list[int]) -> str:
-    """Separator pages: reported, but they are not scans, so no OCR is suggested."""
-    return f"skipped blank {shown_pages(blank_pages)}"
+def blank_note(blank_pages: list[int], page_count: int) -> str:
+    """Separator pages: counted under "pages without text" with the scans, as the Library's
+    table counts them (it had said "skipped blank page 1" beside "pages without text 0"),
+    but not scans, so no OCR is suggested."""
+    return (
+        f"{len(blank_pages)} of {page_count} pages without text: blank, nothing on them "
+        f"({shown_pages(blank_pages)})"
+    )
 
 
 def _none_of(pages: int) -> str:
@@ -411,6 +417,7 @@ class Ingestor:
             blank_pages=parsed.blank_pages,
             ocr_pages=parsed.ocr_pages,
             ocr_engine=parsed.ocr_engine,
+            extent=parsed.extent,
         )
         why = _no_text_why(parsed, self.settings.ocr_page_timeout_s, self.settings.ocr_max_pages)
         if parsed.failed_pages:
@@ -424,13 +431,16 @@ class Ingestor:
                 report.error = f"no text: {_none_of(parsed.page_count)} (blank: {blank})"
             else:
                 report.error = "no text: the file contains no words"
+            if parsed.notes:  # what it holds that is not read: "3 pictures, 1 chart"
+                report.error += f" ({'; '.join(parsed.notes)})"
             return report
+        report.notes.extend(parsed.notes)
         if parsed.ocr_pages:
             report.notes.append(ocr_note(parsed))
         if parsed.empty_pages:
             report.notes.append(scanned_note(parsed.empty_pages, parsed.page_count, why))
         if parsed.blank_pages:
-            report.notes.append(blank_note(parsed.blank_pages))
+            report.notes.append(blank_note(parsed.blank_pages, parsed.page_count))
         return report
 
     def _store_claimed(
@@ -456,6 +466,7 @@ class Ingestor:
                 parsed.empty_pages,
                 parsed.ocr_pages,
                 parsed.ocr_words,
+                parsed.extent,
             )
         except BaseException as exc:
             self._rollback(ws, doc_id)
@@ -541,6 +552,9 @@ class Ingestor:
                     # A Word section's paragraphs, a slide, rows of a sheet: where a citation
                     # points when the document has no pages (empty for a PDF's page).
                     "place": c.place,
+                    # A contents or index page's chunk: found, but never quoted as evidence.
+                    "navigation": c.navigation,
+                    "rows": ",".join(map(str, c.rows)),  # a table chunk's rows: "3,4,5,7"
                 }
                 for c in chunks
             ],

@@ -12,7 +12,7 @@ import io
 import openpyxl
 
 from ingest.document import ParsedDocument
-from ingest.kinds import Blocks, add_table, cell_text, open_zip
+from ingest.kinds import Blocks, add_table, cell_text, counted, open_zip
 
 
 def parse(data: bytes, title: str = "") -> ParsedDocument:
@@ -33,6 +33,9 @@ def parse(data: bytes, title: str = "") -> ParsedDocument:
                 for n, values in enumerate(sheet.iter_rows(values_only=True), start=1)
             )
             add_table(blocks, sheet.title, rows, above=f"{title}: {sheet.title}" if title else "")
-        return blocks.document()
+        parsed = blocks.document()
+        sheets = len(workbook.worksheets)
+        parsed.extent = f"{sheets} sheet{'s' if sheets != 1 else ''}, {counted(blocks.rows())}"
+        return parsed
     finally:
         workbook.close()

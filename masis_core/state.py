@@ -33,6 +33,7 @@ class Evidence(TypedDict, total=False):
     page_start: int
     page_end: int
     place: str  # where in a document without pages ("slide 3"; ingest.kinds); "" for a PDF
+    rows: str  # a table chunk's row numbers, one per row line ("3,4,5,7"); "" otherwise
     ocr: bool  # the passage was read by OCR from a page image
     text: str
     score: float

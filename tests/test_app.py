@@ -114,7 +114,7 @@ def test_upload_several_files_reports_each_and_delete_removes(app: AppTest, benc
     assert status["pump.pdf: ingested"] == "complete"
     assert status["broken.pdf: failed"] == "error"
     table = at.dataframe[0].value.set_index("file")
-    assert table.loc["pump.pdf", "pages"] == 2
+    assert table.loc["pump.pdf", "size"] == "2 pages"
     assert table.loc["pump.pdf", "chunks"] >= 2
     assert table.loc["broken.pdf", "status"] == "failed"
     assert table.loc["broken.pdf", "error"].startswith("corrupt")

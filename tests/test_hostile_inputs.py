@@ -89,11 +89,13 @@ def test_blank_separator_pages_are_not_reported_as_needing_ocr(
     assert any("OCR" in note for note in report["notes"]) is not blank, report["notes"]
     if blank:
         assert (report["blank_pages"], report["empty_pages"]) == ([2], [])
-        assert "skipped blank page 2" in report["notes"]
+        assert "1 of 3 pages without text: blank, nothing on them (page 2)" in report["notes"]
     else:
         # Not blank, so OCR looked at it, found nothing, and says so.
         assert (report["blank_pages"], report["empty_pages"]) == ([], [2])
-        assert report["notes"][0].startswith("1 of 3 pages have no text layer (page 2); OCR (")
+        assert report["notes"][0].startswith(
+            "1 of 3 pages without text: no text layer (page 2); OCR ("
+        )
         assert report["notes"][0].endswith(") found no text on page 2")
 
 

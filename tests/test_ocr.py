@@ -254,7 +254,7 @@ def test_blank_pages_of_a_scan_are_neither_ocred_nor_reported_as_scans(bench: Wo
     assert report.status == "ingested", report.error
     # Page 2 has nothing on it; page 3 is a white picture: OCR finds nothing there and says so.
     assert (report.ocr_pages, report.blank_pages, report.empty_pages) == ([1], [2], [3])
-    assert "skipped blank page 2" in report.notes
+    assert "1 of 3 pages without text: blank, nothing on them (page 2)" in report.notes
     assert "OCR (rapidocr) found no text on page 3" in "; ".join(report.notes)
 
 
@@ -344,8 +344,10 @@ def test_the_library_page_counts_ocred_pages(bench: Workbench, monkeypatch) -> N
     at.button(key="FormSubmitter:upload-Ingest").click().run()
     settle(at)
     row = at.dataframe[0].value.set_index("file").loc["scan.pdf"]
-    assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 0)
+    # Page 2 is blank: counted under "pages without text", as the notes name it.
+    assert (row["status"], row["pages OCRed"], row["pages without text"]) == ("ingested", 1, 1)
     assert "OCR (rapidocr) read page 1" in row["notes"]
+    assert "1 of 2 pages without text: blank, nothing on them (page 2)" in row["notes"]
     # The saved document list says so too, from the registry (after a reload of the page).
     at = fresh_app().run()
     assert any("scan.pdf" in m.value and "OCR: 1 of 2 pages" in m.value for m in at.markdown)

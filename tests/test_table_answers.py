@@ -289,9 +289,12 @@ def test_the_source_view_highlights_the_cited_row(bench: Workbench) -> None:
     at.toggle(key=f"page-{rec.run_id}-1").set_value(True).run()
     assert not at.exception, at.exception
     shown = [m.value for m in at.markdown]
-    assert "**plant.md** — Pumps › Replacement intervals, table 1, rows 2–4" in shown, shown
-    assert any(":orange-background[seal | 2000 h | 12 Nm]" in m for m in shown), shown
-    assert not any(i.value.startswith("The cited sentence is not") for i in at.caption)
+    # The row that answers, by its number in the table, drawn as a table (issue 54, point 8).
+    assert "**plant.md** — Pumps › Replacement intervals, table 1, row 2" in shown, shown
+    table = at.table[0].value
+    assert table.loc["row 2"].tolist() == ["seal", "2000 h", "12 Nm"]
+    assert list(table.index) == ["row 2", "row 3", "row 4"]
+    assert not any(i.value.startswith("The cited row is not") for i in at.caption)
     # The sentence's support quotes the row, not a run of the table cut at a word.
     assert "> seal | 2000 h | 12 Nm" in shown, shown
 
@@ -338,7 +341,11 @@ def test_a_rows_markup_addresses_and_decomposed_words_stay_text(bench: Workbench
     shown = "\n".join(m.value for m in at.markdown)
     assert "\\<b>alle\\</b>" in shown and not re.search(r"(?<!\\)<b>", shown)
     assert "](https://evil" not in shown and "`https://evil.example`" in shown
-    assert ":orange-background[Kühlmittel" in shown, shown
+    # The source view draws the rows as a table, whose cells are Markdown: escaped too.
+    cell = str(at.table[0].value.loc["row 2", "Wartung"])
+    assert "\\<b\\>alle\\</b\\>" in cell and "<b>" not in cell, cell
+    assert "](https://evil" not in cell and "`https://evil.example`" in cell, cell
+    assert not any(i.value.startswith("The cited row is not") for i in at.caption)
 
 
 def test_a_files_title_is_its_own_name_as_words() -> None:

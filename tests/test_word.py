@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import io
 import itertools
+from pathlib import Path
 
 import docx
 import pytest
+from docx.oxml import parse_xml
+from PIL import Image
 
 from ingest import word
 from ingest.chunking import chunk_pages
 from ingest.parsing import parse_bytes
 from ingest.pipeline import Ingestor
+from masis_core.graph.nodes import researcher
 from masis_core.retrieval.hybrid import retrieve
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
+from tests.graphs import researcher_state, runtime_for
 from tests.office import cited_places, ingest_all_cleanly, office_corpus, rezip, zip_bomb
 from tests.pdfs import filler
 
@@ -226,3 +231,126 @@ def test_footnotes_are_read_and_cited_by_their_number() -> None:
     last = parsed.pages[-1]
     assert last.place == "footnotes, footnote 1"
     assert last.text == "footnotes\n\nThe electoral roll of 2019, the latest published."
+
+
+# -- text boxes, shapes, headers, footers, notes and comments (issue 54, point 1) ------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# Made by LibreOffice 7.4 from libreoffice-features.fodt (`libreoffice --headless --convert-to
+# docx`): a text frame holding a feature list, a header, a footer, a footnote and a comment.
+LIBREOFFICE = FIXTURES / "libreoffice-features.docx"
+FEATURE = "Embed documents to websites and apps"
+_NS = (
+    'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+    'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+    'xmlns:v="urn:schemas-microsoft-com:vml"'
+)
+
+
+def word_text_box(lines: list[str]) -> str:
+    """A run holding a text box as Word writes it: the DrawingML shape, and the same box again
+    as VML for readers that know no DrawingML."""
+    body = "".join(f"<w:p><w:r><w:t>{line}</w:t></w:r></w:p>" for line in lines)
+    content = f"<w:txbxContent>{body}</w:txbxContent>"
+    return (
+        f'<w:r {_NS}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wp:anchor>'
+        '<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/'
+        f'wordprocessingShape"><wps:wsp><wps:txbx>{content}</wps:txbx></wps:wsp>'
+        "</a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice><mc:Fallback><w:pict>"
+        f"<v:shape><v:textbox>{content}</v:textbox></v:shape></w:pict></mc:Fallback>"
+        "</mc:AlternateContent></w:r>"
+    )
+
+
+def boxed_docx() -> bytes:
+    """A product sheet whose feature list is in text boxes, as in ONLYOFFICE's sample."""
+    document = docx.Document()
+    document.add_heading("Features", level=1)
+    anchor = document.add_paragraph("Our editors run in any browser.")
+    anchor._p.append(parse_xml(word_text_box([FEATURE, "Co-edit in real time"])))
+    anchor._p.append(parse_xml(word_text_box(["Convert files to PDF and back"])))
+    document.sections[0].footer.paragraphs[0].text = "Printed on recycled paper"
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_word_text_boxes_are_read_once_each_and_cited_to_their_place() -> None:
+    parsed = parse_bytes(boxed_docx(), "sheet.docx")
+    by_place = {p.place: p.text for p in parsed.pages}
+    assert by_place["Features, text boxes 1–2"] == (
+        f"Features\n\n{FEATURE}\nCo-edit in real time\n\nConvert files to PDF and back"
+    )
+    every = "\n".join(p.text for p in parsed.pages)
+    assert every.count(FEATURE) == 1  # the VML copy of the box is not read again
+    assert by_place["Features, paragraph 1"] == "Features\n\nOur editors run in any browser."
+    assert by_place["footer"] == "footer\n\nPrinted on recycled paper"
+
+
+def test_a_libreoffice_file_keeps_its_boxes_header_footer_footnote_and_comment(
+    bench: Workbench,
+) -> None:
+    places = {p.place: p.text for p in parse_bytes(LIBREOFFICE.read_bytes(), "x.docx").pages}
+    assert FEATURE in places["Harbour Office Suite, text box 1"]
+    assert "Harbour Office Suite product sheet" in places["header"]
+    assert "Confidential: for resellers only" in places["footer"]
+    # LibreOffice numbers its separators 0 and 1: its first footnote is still footnote 1.
+    assert "Firefox 128" in places["footnotes, footnote 1"]
+    assert "Ann Lee: Check the per-server price" in places["comments, comment 1"]
+
+    ws = bench.create_workspace("sheets", "wordllama")
+    assert Ingestor(bench).ingest_path(ws, LIBREOFFICE).status == "ingested"
+    question = "Can documents be embedded to websites and apps?"
+    out = researcher.node(researcher_state(ws.id, question), runtime_for(bench))
+    boxed = [e for e in out["evidence"] if FEATURE in e["text"]]
+    assert boxed, out["trace"]
+    assert citation_source(dict(boxed[0])) == (
+        f"{LIBREOFFICE.name}, Harbour Office Suite, text box 1"
+    )
+
+
+def test_headers_and_footers_of_real_word_files_are_read() -> None:
+    """python-docx's test files, saved by Word: headers per section, odd and even pages."""
+    folder = office_corpus("docx")
+    places = [
+        p.place
+        for p in parse_bytes(
+            (folder / "python_docx__doc-odd-even-hdrs.docx").read_bytes(), "a.docx"
+        ).pages
+    ]
+    assert {"header", "even-page header"} <= set(places)
+    parsed = parse_bytes((folder / "python_docx__hdr-header-footer.docx").read_bytes(), "b.docx")
+    texts = {p.place: p.text for p in parsed.pages}
+    assert "Header for section-1" in texts["header of section 1"]
+    comments = parse_bytes((folder / "python_docx__comments-rich-para.docx").read_bytes(), "c.docx")
+    assert any(p.place.startswith("comments, comment") for p in comments.pages)
+
+
+def test_what_a_word_file_holds_and_is_not_read_is_named_in_its_notes(bench: Workbench) -> None:
+    """python-docx's shp-inline-shape-access.docx: pictures, a chart and a SmartArt diagram."""
+    ws = bench.create_workspace("shapes", "wordllama")
+    path = office_corpus("docx") / "python_docx__shp-inline-shape-access.docx"
+    report = Ingestor(bench).ingest_path(ws, path)
+    # It has no words of its own: the reason says what it does hold.
+    assert report.status == "failed"
+    assert report.error == (
+        "no text: the file contains no words (not read: 3 pictures, 1 chart, 1 SmartArt "
+        "diagram: any words inside them are not in the Library)"
+    )
+    boxed = Ingestor(bench).ingest_bytes(ws, with_picture(boxed_docx()), "pictured.docx")
+    assert boxed.status == "ingested", boxed.error
+    assert "not read: 1 picture: any words inside them are not in the Library" in boxed.notes
+
+
+def with_picture(data: bytes) -> bytes:
+    """The document with a picture added (a one-pixel PNG)."""
+    document = docx.Document(io.BytesIO(data))
+    png = io.BytesIO()
+    Image.new("RGB", (1, 1)).save(png, format="PNG")
+    document.add_picture(io.BytesIO(png.getvalue()))
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()

@@ -21,7 +21,8 @@ def _delete(ws: Workspace, doc: Document) -> None:
     highlighted_page.clear()
     st.session_state.pop(CONFIRM_KEY, None)
     say_once(
-        f"Deleted **{untrusted(doc.filename)}** ({doc.pages} pages, {doc.chunks} chunks) from "
+        f"Deleted **{untrusted(doc.filename)}** ({untrusted(doc.extent or f'{doc.pages} pages')}, "
+        f"{doc.chunks} chunks) from "
         f"workspace **{ws.id}**. Past runs keep the words they cited, not its pages."
     )
 
@@ -52,7 +53,10 @@ def document_list(ws: Workspace) -> None:
         cols = st.columns([6, 1, 1, 1])
         ocr = f" · OCR: {len(doc.ocr_pages)} of {doc.pages} pages" if doc.ocr_pages else ""
         cols[0].markdown(f"**{untrusted(doc.filename)}**  \n`{doc.doc_id[:12]}`{ocr}")
-        cols[1].metric("pages", doc.pages)
+        if doc.extent:  # a sheet or a CSV file: its sheets and rows, not its blocks
+            cols[1].markdown(f"**{untrusted(doc.extent)}**")
+        else:
+            cols[1].metric("pages", doc.pages)
         cols[2].metric("chunks", doc.chunks)
         if may_delete and cols[3].button("Delete", key=f"del-{doc.doc_id}"):
             st.session_state[CONFIRM_KEY] = doc.doc_id

@@ -20,7 +20,7 @@ from masis_core.answers.support import (
     sentence_support,
 )
 from masis_core.services.report_pdf import PageShot, run_pdf
-from masis_core.services.reports import citation_source
+from masis_core.services.reports import citation_source, cited_place, table_frame
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
 from ui.auth import door
@@ -28,6 +28,8 @@ from ui.resources import has_pages, highlighted_page
 
 ICONS = {"quoted": "📄", "strong": "✅", "partial": "🟡", "weak": "🟠", "flagged": "⚠️"}
 SHORT_LABEL = 90
+# The quoted row's background in a table view: the orange of the highlighted sentences.
+HIGHLIGHT = "background-color: rgba(255, 164, 33, 0.35)"
 
 
 def _sentence_markdown(s: SentenceSupport, real: set[int]) -> str:
@@ -85,7 +87,8 @@ def support_panel(support: list[list[SentenceSupport]], citations: list[dict[str
                 if s.backing is None:
                     st.caption("No cited passage backs this sentence.")
                     continue
-                where = untrusted(citation_source(by_n.get(s.backing.n, {})))
+                backing = (s.backing.sentence,)
+                where = untrusted(citation_source(by_n.get(s.backing.n, {}), backing))
                 st.markdown(f"{'Quoted from' if quoted else 'Backed by'} [{s.backing.n}] {where}:")
                 st.markdown(quote_block(s.backing.sentence))
                 if not quoted:
@@ -101,10 +104,32 @@ def _no_page(c: dict[str, Any], cited: tuple[str, ...], why: str) -> None:
         st.markdown(quote_block(sentence))
 
 
+def table_view(c: dict[str, Any], cited: tuple[str, ...]) -> bool:
+    """Table rows (a sheet's, a CSV file's, a table's in a Word file or web page) drawn as a
+    table, numbered as the source numbers them, the rows the answer quotes highlighted; False
+    when the passage is no table (it is then drawn as text). One line of cells joined by bars
+    was hard to read, and the row that answered hard to find."""
+    table = table_frame(c, cited)
+    if table is None:
+        return False
+    frame, quoted = table
+    # A table's cells are Markdown on screen: the document's words are escaped, as everywhere.
+    frame = frame.map(untrusted).rename(columns=untrusted)
+    st.markdown(f"**{untrusted(c.get('filename'))}** — {untrusted(cited_place(c, cited))}")
+    if cited and not quoted:
+        st.caption("The cited row is not in these rows as quoted; the rows:")
+    st.table(
+        frame.style.apply(lambda row: [HIGHLIGHT if row.name in quoted else ""] * len(row), axis=1)
+    )
+    return True
+
+
 def place_view(c: dict[str, Any], cited: tuple[str, ...]) -> None:
     """A document without pages (Word, slides, a sheet, a web page, a book, an e-mail): its
     cited place by name, and the passage there with the cited sentences highlighted, drawn as
-    escaped text."""
+    escaped text; table rows as a table (``table_view``)."""
+    if table_view(c, cited):
+        return
     shown, found = highlighted_text(str(c.get("text") or ""), cited)
     st.markdown(f"**{untrusted(c.get('filename'))}** — {untrusted(c.get('place'))}")
     if cited and not found:

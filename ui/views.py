@@ -64,7 +64,7 @@ def kept_because(c: dict[str, Any]) -> str:
 
 def _citation(c: dict[str, Any], ws: Workspace, key: str, cited: tuple[str, ...] = ()) -> None:
     # Open whenever its page is shown: a rerun redraws the expander and would fold it away.
-    label = f"[{c['n']}] {untrusted(citation_source(c))}"
+    label = f"[{c['n']}] {untrusted(citation_source(c, cited))}"
     with st.expander(label, expanded=bool(st.session_state.get(key))):
         if c.get("url"):
             st.markdown(safe_link(c["url"], c["url"]))

@@ -67,7 +67,7 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
     evaluator never reads it as a citation."""
     out: list[str] = []
     previous: object = None
-    for part in parts:
+    for part in said_once(parts):
         cites = "".join(f"[{m}]" for m in part["citations"])
         sentence = f"{defang(part['text']).rstrip()} {cites}".strip()
         place = part.get("passage", part["citations"])
@@ -78,6 +78,21 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
         out.append(sentence)
         previous = place
     return "".join(out)
+
+
+def said_once(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts without a sentence said before in the same answer (spacing, case and
+    markers aside): the NUT FAQ's contents line had led and come again under "Also
+    relevant"."""
+    seen: set[str] = set()
+    out = []
+    for part in parts:
+        key = " ".join(strip_markers(str(part["text"])).casefold().split())
+        if key and key in seen:
+            continue
+        seen.add(key)
+        out.append(part)
+    return out
 
 
 def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:

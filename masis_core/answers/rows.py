@@ -27,7 +27,7 @@ from masis_core.text.words import WORD
 # A cell bar: an empty cell leaves "a | | b" once the chunk's spaces are folded.
 _BAR = re.compile(r"(?<!\S)\|(?!\S)")
 # A table block's place ends with its rows ("rows 2–14", "Q3, rows 2–14", "… table 1, row 2").
-_ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
+ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
 # A figure as a table or a question writes it, inside a word too ("susv3", "COVID-19"), without
 # its sign or unit: "-5" and "50%" are asked of the rows "-5" and "50%".
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
@@ -44,8 +44,12 @@ class Table:
     rows: list[str]  # one line per row
 
 
-def _cells(line: str) -> list[str]:
+def cells_of(line: str) -> list[str]:
+    """A row line's cells ("a | | b": "a", "", "b")."""
     return [cell.strip() for cell in _BAR.split(line)]
+
+
+_cells = cells_of
 
 
 def parse(text: str) -> Table | None:
@@ -70,7 +74,7 @@ def parse(text: str) -> Table | None:
 
 def table_of(ev: Evidence) -> Table | None:
     """The table of a retrieved chunk of a table block (a document's, never the web's)."""
-    if ev.get("source", "kb") != "kb" or not _ROWS_PLACE.search(ev.get("place") or ""):
+    if ev.get("source", "kb") != "kb" or not ROWS_PLACE.search(ev.get("place") or ""):
         return None
     return parse(str(ev.get("text") or ""))
 

@@ -217,7 +217,7 @@ def verdict_reliability(runs: Iterable[RunRecord]) -> tuple[pd.DataFrame, float]
 BATCH_COLUMNS = [
     "file",
     "status",
-    "pages",
+    "size",
     "chunks",
     "pages OCRed",
     "pages without text",
@@ -236,10 +236,11 @@ def batch_table(files: Iterable[FileProgress]) -> pd.DataFrame:
             {
                 "file": plain(r.file if r else f.name),
                 "status": r.status if r else f.stage,
-                "pages": r.pages if r else 0,
+                # "3 pages", or "1 sheet, 118 rows": an .xlsx is not "3 pages".
+                "size": r.size if r else "",
                 "chunks": r.chunks if r else 0,
                 "pages OCRed": len(r.ocr_pages) if r else 0,
-                "pages without text": len(r.empty_pages) if r else 0,
+                "pages without text": r.without_text if r else 0,
                 "error": plain(r.error) if r and r.error else "",
                 "notes": plain("; ".join(r.notes)) if r else "",
             }

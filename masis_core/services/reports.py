@@ -7,11 +7,15 @@ are only those of the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+import pandas as pd
 
 from masis_core.answers.judgement import percent
 from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
+from masis_core.answers.rows import ROWS_PLACE, cells_of, row_line
+from masis_core.answers.rows import parse as parse_table
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
@@ -22,18 +26,65 @@ from masis_core.text.markup import (
 )
 
 
-def citation_source(c: dict[str, Any]) -> str:
+def citation_source(c: dict[str, Any], cited: Iterable[str] = ()) -> str:
     """Where a citation points, as one line: a web page's title and URL, file and place for
-    a document without pages ("report.docx, 3 Methods › 3.2 Sampling, paragraph 4"), or file
-    and pages (marked OCR when the passage was read from a page image: it may hold misread
+    a document without pages ("report.docx, 3 Methods › 3.2 Sampling, paragraph 4"; for
+    table rows, the row that ``cited`` quotes: "medals.xlsx, Medals, row 7"), or file and
+    pages (marked OCR when the passage was read from a page image: it may hold misread
     words)."""
     if c.get("url"):
         return f"{c.get('filename') or c.get('title') or c['url']} — {c['url']}"
     if c.get("place"):
-        return f"{c.get('filename')}, {c['place']}"
+        return f"{c.get('filename')}, {cited_place(c, cited)}"
     page, end = c.get("page"), c.get("page_end")
     pages = f"page {page}" if not end or end == page else f"pages {page}–{end}"
     return f"{c.get('filename')}, {pages}{' (OCR)' if c.get('ocr') else ''}"
+
+
+def cited_rows(c: dict[str, Any], cited: Iterable[str]) -> list[int]:
+    """The numbers of the rows of a table chunk that the cited sentences quote (a row read by
+    its header, or its line), in table order; none when it is no table or none is quoted."""
+    numbers = [int(n) for n in str(c.get("rows") or "").split(",") if n.strip().isdigit()]
+    table = parse_table(str(c.get("text") or ""))
+    if table is None or len(numbers) != len(table.rows):
+        return []
+    lines = {row_line(s, str(c.get("text") or "")) or " ".join(s.split()) for s in cited}
+    return [n for n, line in zip(numbers, table.rows, strict=True) if line in lines]
+
+
+def cited_place(c: dict[str, Any], cited: Iterable[str] = ()) -> str:
+    """A place of table rows narrowed to the rows quoted: "Medals, rows 3–13" whose row 7
+    answers is cited "Medals, row 7"."""
+    place = str(c.get("place") or "")
+    rows = cited_rows(c, cited)
+    if not rows or not ROWS_PLACE.search(place):
+        return place
+    said = f"row {rows[0]}" if len(rows) == 1 else "rows " + ", ".join(map(str, rows))
+    return ROWS_PLACE.sub(said, place)
+
+
+def table_frame(
+    c: dict[str, Any], cited: Iterable[str] = ()
+) -> tuple[pd.DataFrame, set[str]] | None:
+    """A table chunk as a table: its header's columns, a row per row line indexed by the
+    row's number in its sheet or file ("row 7"), and the index labels of the rows quoted;
+    None when the chunk is no table with a header."""
+    text = str(c.get("text") or "")
+    table = parse_table(text)
+    if table is None or not table.header:
+        return None
+    numbers = [n for n in str(c.get("rows") or "").split(",") if n.strip().isdigit()]
+    if len(numbers) != len(table.rows):
+        numbers = [str(k) for k in range(1, len(table.rows) + 1)]
+    width = len(table.header)
+    cells = [(cells_of(line) + [""] * width)[:width] for line in table.rows]
+    names = [name or f"column {k}" for k, name in enumerate(table.header, start=1)]
+    names = [f"{name} ({k})" if names.count(name) > 1 else name for k, name in enumerate(names, 1)]
+    labels = [f"row {n}" for n in numbers]
+    frame = pd.DataFrame(cells, columns=names, index=labels)
+    lines = {row_line(s, text) or " ".join(s.split()) for s in cited}
+    quoted = {label for label, line in zip(labels, table.rows, strict=True) if line in lines}
+    return frame, quoted
 
 
 def _source_markdown(c: dict[str, Any]) -> str:

@@ -205,6 +205,8 @@ MIGRATIONS = (
     # The account that asked (team mode): its review and verdict are that account's to give.
     ("runs", "asked_by", "TEXT"),
     ("documents", "ocr_pages", "TEXT NOT NULL DEFAULT '[]'"),
+    # What a document without pages holds ("1 sheet, 118 rows"); '' for pages.
+    ("documents", "extent", "TEXT NOT NULL DEFAULT ''"),
     # The sign-in attempt a failure row was reserved for (Accounts.verify_password).
     ("signin_failures", "attempt", "TEXT"),
     # A chunk's soft-match words (Bm25Store.add); NULL in rows from before, until backfilled.

@@ -52,6 +52,7 @@ class Document:
     created_at: str
     owner: str = ""
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR from the page image
+    extent: str = ""  # what a document without pages holds: "1 sheet, 118 rows"
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,7 @@ class Registry:
         empty_pages: list[int],
         ocr_pages: tuple[int, ...] | list[int] = (),
         ocr_words: Mapping[int, Sequence[Sequence[Any]]] | None = None,
+        extent: str = "",
     ) -> None:
         """The document answers queries from now on; ``ocr_words`` (page: the OCR engine's
         words and boxes) are kept for drawing its scanned pages' highlights."""
@@ -212,8 +214,8 @@ class Registry:
         with self._conn() as conn:
             conn.execute(
                 "UPDATE documents SET status = ?, pages = ?, chunks = ?, empty_pages = ?,"
-                " ocr_pages = ? WHERE workspace_id = ? AND doc_id = ?",
-                (READY, pages, chunks, json.dumps(empty_pages), ocr, ws_id, doc_id),
+                " ocr_pages = ?, extent = ? WHERE workspace_id = ? AND doc_id = ?",
+                (READY, pages, chunks, json.dumps(empty_pages), ocr, extent, ws_id, doc_id),
             )
             conn.executemany(
                 "INSERT INTO ocr_words (workspace_id, doc_id, page, words) VALUES (?,?,?,?)",

@@ -55,6 +55,7 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
                 "page": ev.get("page_start"),
                 "page_end": ev.get("page_end"),
                 "place": ev.get("place") or "",
+                "rows": ev.get("rows") or "",
                 "ocr": bool(ev.get("ocr")),
                 "url": ev.get("url"),
                 "source": ev.get("source", "kb"),

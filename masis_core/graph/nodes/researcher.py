@@ -45,6 +45,13 @@ def clamp_limit(limit: int) -> int:
     return max(1, min(RETRY_LIMIT, int(limit)))
 
 
+def navigation(c: Candidate) -> bool:
+    """A chunk of a contents or index page (``ingest.parsing.navigation_page``): it names
+    where a topic is, never what it says, so it is no evidence. A question on the NUT FAQ had
+    cited its contents, pp. 5-6."""
+    return bool(c.metadata.get("navigation"))
+
+
 def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> KeptBy | None:
     """Why a candidate is evidence: 'dense', 'keyword', 'both', 'row', or None (filtered out).
 
@@ -66,8 +73,11 @@ def kept_by(c: Candidate, mode: Mode, threshold: float, question: str = "") -> K
       (``answers.aggregate.ranks_over``: "Which House committee had the largest staff?").
 
     A candidate failing all three is dropped and counted in ``filtered_out``. ``dense`` mode
-    applies only the first rule (similarity alone), ``bm25`` only the second.
+    applies only the first rule (similarity alone), ``bm25`` only the second. A chunk of a
+    contents or index page (``navigation``) is never kept.
     """
+    if navigation(c):
+        return None
     dense_ok = mode != "bm25" and c.dense >= threshold
     keyword_ok = mode != "dense" and c.keyword_rank is not None and c.coverage >= KEYWORD_COVERAGE
     if dense_ok and keyword_ok:
@@ -89,6 +99,7 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
         page_start=int(m.get("page_start", 0)),
         page_end=int(m.get("page_end", 0)),
         place=str(m.get("place") or ""),
+        rows=str(m.get("rows") or ""),
         ocr=bool(m.get("ocr", False)),
         text=c.text,
         score=round(c.dense, 6),
@@ -183,6 +194,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "limit": limit,
         "chunks": len(evidence),
         "filtered_out": filtered_out,
+        "navigation_dropped": sum(1 for c in ranked if navigation(c)),
         "low_quality_dropped": 0 if quality_fallback else len(scored) - len(good),
         "quality_fallback": quality_fallback,
         "avg_score": round(mean(e["score"] for e in evidence), 3) if evidence else 0.0,
