@@ -343,7 +343,7 @@ def test_a_rows_markup_addresses_and_decomposed_words_stay_text(bench: Workbench
     assert "](https://evil" not in shown and "`https://evil.example`" in shown
     # The source view draws the rows as a table, whose cells are Markdown: escaped too.
     cell = str(at.table[0].value.loc["row 2", "Wartung"])
-    assert "\\<b\\>alle\\</b\\>" in cell and "<b>" not in cell, cell
+    assert "\\<b>alle\\</b>" in cell and not re.search(r"(?<!\\)<b>", cell), cell
     assert "](https://evil" not in cell and "`https://evil.example`" in cell, cell
     assert not any(i.value.startswith("The cited row is not") for i in at.caption)
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from masis_core.answers.followup import standalone
 from masis_core.answers.rows import (
-    _ROWS_PLACE,
+    ROWS_PLACE,
     Table,
     _cells,
     _figures,
@@ -90,7 +90,7 @@ def table_key(ev: Evidence) -> tuple[str, str] | None:
     if table_of(ev) is None:
         return None
     place = str(ev.get("place") or "")
-    return str(ev.get("doc_id") or ""), _ROWS_PLACE.sub("", place).rstrip(", ")
+    return str(ev.get("doc_id") or ""), ROWS_PLACE.sub("", place).rstrip(", ")
 
 
 def whole_table(ev: Evidence, fetch: Fetch) -> Whole | None:
@@ -104,7 +104,7 @@ def whole_table(ev: Evidence, fetch: Fetch) -> Whole | None:
     chunks: dict[str, tuple[str, dict[str, Any]]] = {}
     for cid, text, meta in sorted(fetch(key[0]), key=lambda c: c[0]):
         part = parse(text)
-        same = _ROWS_PLACE.sub("", str(meta.get("place") or "")).rstrip(", ") == key[1]
+        same = ROWS_PLACE.sub("", str(meta.get("place") or "")).rstrip(", ") == key[1]
         if part is None or not same or part.header != first.header:
             continue
         chunks[cid] = (text, meta)
