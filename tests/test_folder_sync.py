@@ -1,0 +1,258 @@
+"""A workspace that follows a folder: sync, versions, renames, removals and the edges
+(issue 56). Real Chroma on tmp_path and SQLite; files made by the tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+
+from ingest.sync import Syncer, allowed_folder
+from masis_core.config import Settings
+from masis_core.errors import AccessError, InputError, WorkspaceError
+from masis_core.services.access import Door
+from masis_core.storage.accounts import LOCAL, Accounts, Principal
+from masis_core.storage.registry import Workspace
+from masis_core.storage.versions import Versions
+from masis_core.workspaces.workbench import Workbench
+from tests.pdfs import filler, make_pdf
+
+FAST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+TOPICS = [f"topic{i:02d}" for i in range(12)]
+
+
+def pages(changed: dict[int, str] | None = None) -> bytes:
+    """A 12-page PDF, each page on its own topic; ``changed`` replaces some pages' topics."""
+    texts = [filler((changed or {}).get(i, t), 230) for i, t in enumerate(TOPICS)]
+    return make_pdf(texts)
+
+
+@pytest.fixture
+def ws(bench: Workbench) -> Workspace:
+    return bench.create_workspace("demo", "wordllama")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "followed"
+    (d / "sub").mkdir(parents=True)
+    (d / "report.pdf").write_bytes(pages())
+    (d / "notes.md").write_text("# Notes\n\n" + filler("harbour", 120))
+    (d / "sub" / "plan.txt").write_text(filler("turbine", 150))
+    return d
+
+
+def synced(bench: Workbench, ws: Workspace, folder: Path) -> tuple[Syncer, Door]:
+    s, door = Syncer(bench), Door(bench)
+    s.follow(door, ws.id, folder)
+    return s, door
+
+
+def visible_texts(bench: Workbench, ws: Workspace) -> list[str]:
+    ids = bench.store.visible_ids(ws.embed_model, ws.id)
+    return [t for t, _ in bench.store.get_chunks(ws.embed_model, ws.id, list(ids)).values()]
+
+
+def status_of(report, name: str) -> str:
+    return next(r.status for r in report.files if r.file == name)
+
+
+def test_first_sync_adds_second_changes_nothing(bench: Workbench, ws: Workspace, folder: Path):
+    s, door = synced(bench, ws, folder)
+    first = s.sync_as(door, ws.id)
+    assert first.counts["added"] == 3 and first.counts["failed"] == 0
+    assert {d.filename for d in bench.documents(ws.id)} == {"report.pdf", "notes.md", "plan.txt"}
+    again = s.sync_as(door, ws.id)
+    assert again.counts == {**again.counts, "unchanged": 3, "added": 0, "updated": 0}
+    assert all(r.embedded == 0 for r in again.files)
+    log = [(e.action, e.target) for e in bench.accounts.audit_log()]
+    assert ("folder.follow", ws.id) in log and log.count(("folder.sync", ws.id)) == 2
+
+
+def test_a_changed_file_is_a_new_version_sharing_its_unchanged_chunks(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    v1_chunks = bench.store.count(ws.embed_model, ws.id, visible_only=False)
+    (folder / "report.pdf").write_bytes(pages({3: "zeppelin"}))
+    report = s.sync_as(door, ws.id)
+    rec = next(r for r in report.files if r.file == "report.pdf")
+    assert (rec.status, rec.version) == ("updated", 2)
+    assert rec.shared >= 9 and 0 < rec.embedded <= 3
+    # Storage: only what v2 adds.
+    total = bench.store.count(ws.embed_model, ws.id, visible_only=False)
+    assert total - v1_chunks == rec.embedded
+    texts = visible_texts(bench, ws)
+    assert any("zeppelin" in t for t in texts)
+    assert not any("topic03" in t for t in texts)  # v1's page is out of retrieval
+    versions = Versions(bench.db)
+    v = versions.version_of(ws.id, rec.doc_id)
+    assert v is not None
+    assert [x.state for x in versions.versions(ws.id, v.lineage)] == ["superseded", "current"]
+    # The library lists the document once, as its current version.
+    assert [d.filename for d in bench.documents(ws.id)].count("report.pdf") == 1
+    # Citations of current chunks name the version.
+    ids = list(bench.store.visible_ids(ws.embed_model, ws.id))
+    got = bench.store.get_chunks(ws.embed_model, ws.id, ids).values()
+    metas = [m for _, m in got if m["filename"] == "report.pdf"]
+    assert {m["version"] for m in metas} == {2} and {m["doc_id"] for m in metas} == {rec.doc_id}
+
+
+def test_rename_costs_no_embedding_and_delete_is_kept_in_history(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    ids_before = bench.store.visible_ids(ws.embed_model, ws.id)
+    (folder / "sub" / "plan.txt").rename(folder / "renamed-plan.txt")
+    (folder / "notes.md").unlink()
+    report = s.sync_as(door, ws.id)
+    assert status_of(report, "renamed-plan.txt") == "renamed"
+    assert status_of(report, "notes.md") == "removed"
+    assert report.counts["added"] == 0 and all(r.embedded == 0 for r in report.files)
+    ids_after = bench.store.visible_ids(ws.embed_model, ws.id)
+    assert ids_after < ids_before  # the removed file's chunks left; the rename kept its own
+    assert not any("harbour" in t for t in visible_texts(bench, ws))
+    names = {d.filename for d in bench.documents(ws.id)}
+    assert names == {"report.pdf", "renamed-plan.txt"}
+    metas = bench.store.get_chunks(ws.embed_model, ws.id, list(ids_after)).values()
+    assert "renamed-plan.txt" in {m["filename"] for _, m in metas}
+    removed = [d for d in bench.registry.list_documents(ws.id, status="removed")]
+    assert [d.filename for d in removed] == ["notes.md"]  # kept, never quoted
+    # It comes back: the same bytes are the same document again, not re-read.
+    (folder / "notes.md").write_text("# Notes\n\n" + filler("harbour", 120))
+    back = s.sync_as(door, ws.id)
+    assert status_of(back, "notes.md") == "added"
+    assert any("harbour" in t for t in visible_texts(bench, ws))
+
+
+def test_a_vanished_folder_fails_with_its_reason_and_removes_nothing(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    before = bench.store.visible_ids(ws.embed_model, ws.id)
+    folder.rename(folder.with_name("elsewhere"))
+    report = s.sync_as(door, ws.id)
+    assert report.counts["failed"] == 1 and report.counts["removed"] == 0
+    assert "does not exist" in report.folders[0]["error"]
+    assert "Nothing was removed" in report.folders[0]["error"]
+    assert bench.store.visible_ids(ws.embed_model, ws.id) == before
+
+
+def test_an_unreadable_subfolder_removes_nothing_under_it(
+    bench: Workbench, ws: Workspace, folder: Path, monkeypatch: pytest.MonkeyPatch
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    real = os.scandir
+
+    def refused(path):  # what chmod 0 does (the tests run as root, who reads everything)
+        if Path(path) == folder / "sub":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr("ingest.sync.os.scandir", refused)
+    report = s.sync_as(door, ws.id)
+    assert report.counts["removed"] == 0
+    assert any(r.file == "sub/" and "Permission denied" in (r.error or "") for r in report.files)
+    assert "plan.txt" in {d.filename for d in bench.documents(ws.id)}
+
+
+def test_one_sync_at_a_time_and_a_dead_holder_is_taken_over(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    versions = Versions(bench.db)
+    assert versions.lock(ws.id, f"{os.uname().nodename}:1") is None  # pid 1 never ends
+    with pytest.raises(WorkspaceError, match="already running"):
+        s.sync_as(door, ws.id)
+    versions.unlock(ws.id, f"{os.uname().nodename}:1")
+    dead = f"{os.uname().nodename}:999999999"
+    assert versions.lock(ws.id, dead) is None
+    assert s.sync_as(door, ws.id).counts["added"] == 3  # the dead holder's lock is taken
+
+
+def test_links_loops_hard_links_and_undecodable_names(
+    bench: Workbench, ws: Workspace, folder: Path, tmp_path: Path
+):
+    outside = tmp_path / "outside.txt"
+    outside.write_text(filler("secret", 80))
+    (folder / "leak.txt").symlink_to(outside)
+    (folder / "sub" / "loop").symlink_to(folder)
+    os.link(folder / "sub" / "plan.txt", folder / "hard.txt")
+    odd = os.fsencode(folder) + b"/caf\xe9-notes.txt"
+    with open(odd, "wb") as fh:
+        fh.write(filler("lagoon", 90).encode())
+    s, door = synced(bench, ws, folder)
+    report = s.sync_as(door, ws.id)
+    assert "link out of" in next(r.error for r in report.files if r.file == "leak.txt")
+    assert not any("secret" in t for t in visible_texts(bench, ws))
+    # One of two hard links is the document, the other a second path of it.
+    assert {status_of(report, "hard.txt"), status_of(report, "sub/plan.txt")} == {
+        "added",
+        "duplicate",
+    }
+    assert status_of(report, "caf\\xe9-notes.txt") == "added"
+    assert any("lagoon" in t for t in visible_texts(bench, ws))
+    assert not any(r.file.startswith("sub/loop/sub/loop") for r in report.files)
+    assert s.sync_as(door, ws.id).counts["added"] == 0
+
+
+def test_a_file_changed_while_read_is_retried_next_sync(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+
+    def meddle(name: str, stage: str) -> None:
+        if name == "notes.md" and stage == "hashed":
+            (folder / "notes.md").write_text("# Notes\n\n" + filler("estuary", 120))
+
+    report = s.sync_as(door, ws.id, on_file=meddle)
+    rec = next(r for r in report.files if r.file == "notes.md")
+    assert rec.status == "failed" and "changed while being read" in (rec.error or "")
+    assert status_of(s.sync_as(door, ws.id), "notes.md") == "added"
+    assert any("estuary" in t for t in visible_texts(bench, ws))
+
+
+def test_two_workspaces_follow_one_folder_apart(bench: Workbench, folder: Path):
+    a = bench.create_workspace("a", "wordllama")
+    b = bench.create_workspace("b", "wordllama")
+    s, door = Syncer(bench), Door(bench)
+    s.follow(door, a.id, folder)
+    s.follow(door, b.id, folder)
+    s.sync_as(door, a.id)
+    (folder / "notes.md").unlink()
+    s.sync_as(door, b.id)
+    assert "notes.md" in {d.filename for d in bench.documents(a.id)}
+    assert "notes.md" not in {d.filename for d in bench.documents(b.id)}
+
+
+def test_allow_list_and_roles(
+    settings: Settings, bench: Workbench, ws: Workspace, folder: Path, monkeypatch
+):
+    monkeypatch.setattr(settings, "sync_roots", str(folder.parent / "other"))
+    with pytest.raises(InputError, match="MASIS_SYNC_ROOTS"):
+        allowed_folder("/etc", settings)
+    monkeypatch.setattr(settings, "sync_roots", "")
+    monkeypatch.setattr(settings, "auth", "local")
+    with pytest.raises(InputError, match="not set"):
+        allowed_folder(folder, settings)
+    monkeypatch.setattr(settings, "sync_roots", str(folder.parent))
+    assert allowed_folder(folder, settings) == folder.resolve()
+    with pytest.raises(InputError, match="is a file"):
+        allowed_folder(folder / "notes.md", settings)
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("vera", "vera password")
+    bench.accounts.grant(ws.id, "vera", "viewer", actor="root")
+    viewer, s = Door(bench, Principal("vera")), Syncer(bench)
+    with pytest.raises(AccessError, match="viewer"):
+        s.follow(viewer, ws.id, folder)
+    s.follow(Door(bench, Principal("root", admin=True)), ws.id, folder)
+    with pytest.raises(AccessError, match="viewer"):
+        s.sync_as(viewer, ws.id)
+    assert Door(bench, LOCAL).workspace(ws.id).id == ws.id
