@@ -1,5 +1,6 @@
 """``python -m ingest --workspace W [--embedder ...] PATH... [--json]``, or
-``python -m ingest --workspace W --list [--json]`` for the documents already there.
+``python -m ingest --workspace W --list [--json]`` for the documents already there, or
+``python -m ingest --workspace W --follow DIR | --unfollow DIR | --sync`` (ingest/follow_cli.py).
 
 Exit status: 0 when every file is ingested or a duplicate, 1 when any file failed (the others
 are still ingested), 2 when nothing could start (bad workspace, embedder, arguments).
@@ -15,9 +16,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ingest import follow_cli
 from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError
+from masis_core.services.access import Door
 from masis_core.storage.registry import Document, Workspace
 from masis_core.workspaces.workbench import Workbench
 
@@ -46,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--verbose", "-v", action="store_true")
+    follow_cli.add_arguments(parser)
     return parser
 
 
@@ -85,20 +89,25 @@ def list_documents(bench: Workbench, ws: Workspace, as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.paths and not args.list:
-        parser.error("give the PATHs to ingest, or --list")
+    if follow_cli.wanted(args) and (args.paths or args.list):
+        parser.error("--follow, --unfollow and --sync take no PATHs and no --list")
+    if not args.paths and not args.list and not follow_cli.wanted(args):
+        parser.error("give the PATHs to ingest, or --list, or --follow DIR / --sync")
     if args.paths and args.list:
         parser.error("--list shows what is there; give it without PATHs")
     setup_logging(args.verbose)
     try:
         bench = Workbench()
         # Listing a workspace that is not there must not make it (a typo would).
-        ws = bench.open_workspace(args.workspace, args.embedder, create=not args.list)
+        create = not args.list and not (follow_cli.wanted(args) and not args.follow)
+        ws = bench.open_workspace(args.workspace, args.embedder, create=create)
         ingestor = Ingestor(bench)
         ingestor.sweep_stale()
     except MasisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if follow_cli.wanted(args):
+        return follow_cli.run(bench, Door(bench), ws, args)
     if args.list:
         return list_documents(bench, ws, args.json)
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from masis_core.storage.registry import Workspace
 from masis_core.storage.versions import Versions
 from masis_core.workspaces.workbench import Workbench
 from tests.pdfs import filler, make_pdf
+from tests.proc import run_module
 
 FAST = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 TOPICS = [f"topic{i:02d}" for i in range(12)]
@@ -256,3 +259,66 @@ def test_allow_list_and_roles(
     with pytest.raises(AccessError, match="viewer"):
         s.sync_as(viewer, ws.id)
     assert Door(bench, LOCAL).workspace(ws.id).id == ws.id
+
+
+# -- the command line ---------------------------------------------------------------------
+def cli(data_dir: Path, *args: str, env: dict[str, str] | None = None):
+    return run_module(["ingest", "--workspace", "demo", *args], data_dir, env)
+
+
+def test_cli_follow_sync_json_and_unfollow(settings: Settings, folder: Path):
+    data = settings.data_dir
+    followed = cli(data, "--follow", str(folder), "--json")
+    assert followed.returncode == 0, followed.stderr
+    assert json.loads(followed.stdout)["folders"] == [str(folder.resolve())]
+    ran = cli(data, "--sync", "--json")
+    assert ran.returncode == 0, ran.stderr
+    out = json.loads(ran.stdout)
+    assert out["sync"] == {
+        "added": 3,
+        "updated": 0,
+        "renamed": 0,
+        "removed": 0,
+        "unchanged": 0,
+        "duplicate": 0,
+        "failed": 0,
+    }
+    assert {r["file"] for r in out["files"]} == {"report.pdf", "notes.md", "sub/plan.txt"}
+    assert set(out["files"][0]) >= {"file", "status", "doc_id", "version", "error"}
+    (folder / "notes.md").write_text("# Notes\n\n" + filler("harbour", 60) + " Revised.")
+    plain = cli(data, "--sync")
+    assert plain.returncode == 0, plain.stderr
+    assert "updated    notes.md v2" in plain.stdout
+    assert cli(data, "--unfollow", str(folder)).returncode == 0
+    assert json.loads(cli(data, "--sync", "--json").stdout)["sync"]["unchanged"] == 0
+    bad = cli(data, "--follow", str(folder / "absent"))
+    assert bad.returncode == 2 and "does not exist" in bad.stderr
+
+
+@pytest.mark.parametrize("kill_at", [2, 4])
+def test_a_sync_killed_mid_version_shows_nothing_half_written_and_the_next_finishes(
+    settings: Settings, folder: Path, kill_at: int
+):
+    data = settings.data_dir
+    assert cli(data, "--follow", str(folder)).returncode == 0
+    assert cli(data, "--sync").returncode == 0
+    (folder / "report.pdf").write_bytes(pages({3: "zeppelin"}))
+    killed = cli(data, "--sync", env={"MASIS_TEST_KILL_AT": str(kill_at)})
+    assert killed.returncode == -signal.SIGKILL
+    bench = Workbench(settings)
+    ws = bench.registry.require_workspace("demo")
+    texts = visible_texts(bench, ws)
+    # One whole version of page 4 is visible, never both or neither.
+    assert sum("zeppelin" in t for t in texts) + sum("topic03" in t for t in texts) == 1
+    again = cli(data, "--sync", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["sync"]["updated"] == 1
+    texts = visible_texts(bench, ws)
+    assert any("zeppelin" in t for t in texts) and not any("topic03" in t for t in texts)
+    assert len(texts) == len(set(texts))  # no chunk quoted twice
+    versions = Versions(bench.db)
+    doc = next(d for d in bench.documents(ws.id) if d.filename == "report.pdf")
+    lineage = versions.version_of(ws.id, doc.doc_id)
+    assert lineage is not None
+    states = [v.state for v in versions.versions(ws.id, lineage.lineage)]
+    assert states == ["superseded", "current"]
