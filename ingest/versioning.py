@@ -18,6 +18,7 @@ one store call; the next sync rolls back any version left pending (``rollback``)
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -26,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages, flat
-from ingest.parsing import ParsedDocument
+from ingest.ocr import OcrOptions
+from ingest.parsing import ParsedDocument, parse_bytes
 from ingest.pipeline import (
     EMBED_BATCH,
     OWNER,
@@ -37,6 +39,7 @@ from ingest.pipeline import (
     chunk_metadata,
     crash_point,
 )
+from masis_core.answers.changes import Comparison, PageText, asked_comparison, compare
 from masis_core.errors import InputError, MasisError
 from masis_core.retrieval.bm25 import keyword_columns
 from masis_core.retrieval.store import chunk_id
@@ -362,3 +365,56 @@ def stage_printer(name: str, on: Callable[[str, str], None] | None) -> Progress:
             on(name, stage)
 
     return progress
+
+
+# -- what changed -------------------------------------------------------------------------
+def version_pages(bench: Workbench, doc_id: str, filename: str) -> list[PageText]:
+    """A version's pages read again from its stored file (no OCR: a page that needed it
+    compares as empty in both versions)."""
+    data = bench.file_path(doc_id).read_bytes()
+    parsed = parse_bytes(data, filename, OcrOptions("off", 1.0, 0))
+    return [(p.number, p.place, p.text) for p in parsed.pages]
+
+
+def compare_versions(
+    bench: Workbench, ws: Workspace, lineage: str, old: int, new: int
+) -> Comparison:
+    """The structured diff of two kept versions of a document."""
+    kept = {v.version: v for v in Versions(bench.registry.db).versions(ws.id, lineage)}
+    missing = [n for n in (old, new) if n not in kept]
+    if missing:
+        have = ", ".join(f"v{n}" for n in sorted(kept)) or "none"
+        raise InputError(f"There is no v{missing[0]} of that document (kept: {have}).")
+    a, b = kept[old], kept[new]
+    return compare(
+        b.filename,
+        (a.label, version_pages(bench, a.doc_id, a.filename)),
+        (b.label, version_pages(bench, b.doc_id, b.filename)),
+    )
+
+
+def _name_key(name: str) -> str:
+    stem = name.rsplit(".", 1)[0] if "." in name[-6:] else name
+    return re.sub(r"[\W_]+", " ", stem).strip().casefold()
+
+
+def answer_comparison(bench: Workbench, ws: Workspace, question: str) -> Comparison | None:
+    """A question asking what changed ('compare v2 and v3 of report.pdf', 'what changed in
+    the travel policy?') answered by the diff; None when it asks something else or names no
+    document with two versions (the question then goes to retrieval as any other)."""
+    asked = asked_comparison(question)
+    if asked is None:
+        return None
+    versions = Versions(bench.registry.db)
+    want = _name_key(asked.document)
+    for doc in bench.documents(ws.id):
+        if want not in (_name_key(doc.filename), doc.filename.casefold()):
+            continue
+        v = versions.version_of(ws.id, doc.doc_id)
+        kept = versions.versions(ws.id, v.lineage) if v else []
+        if len(kept) < 2:
+            continue
+        old = asked.old if asked.old is not None else kept[-2].version
+        new = asked.new if asked.new is not None else kept[-1].version
+        return compare_versions(bench, ws, kept[0].lineage, old, new)
+    return None

@@ -12,6 +12,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from ingest.sync import Syncer, allowed_folder
+from ingest.versioning import answer_comparison
 from masis_core.config import Settings
 from masis_core.errors import AccessError, InputError, WorkspaceError
 from masis_core.services.access import Door
@@ -95,6 +96,15 @@ def test_a_changed_file_is_a_new_version_sharing_its_unchanged_chunks(
     v = versions.version_of(ws.id, rec.doc_id)
     assert v is not None
     assert [x.state for x in versions.versions(ws.id, v.lineage)] == ["superseded", "current"]
+    # "What changed?" from the stored files of both versions, cited to both.
+    diff = answer_comparison(bench, ws, "compare v1 and v2 of report.pdf")
+    assert diff is not None and diff.counts()["changed"] == 1
+    (section,) = diff.sections
+    cited = {x.page for c in section.changes for x in (*c.old, *c.new)}
+    assert 4 in cited <= {3, 4}  # page 3's last sentence runs on into page 4
+    assert all("zeppelin" in " ".join(x.text for x in c.new) for c in section.changes)
+    assert "[report.pdf, v1, p. " in "\n".join(diff.lines())
+    assert answer_comparison(bench, ws, "what changed in report?") is not None
     # The library lists the document once, as its current version.
     assert [d.filename for d in bench.documents(ws.id)].count("report.pdf") == 1
     # Citations of current chunks name the version.
