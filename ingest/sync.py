@@ -34,9 +34,10 @@ from ingest.parsing import SUPPORTED_SUFFIXES
 from ingest.pipeline import Ingestor, Source, display_name
 from ingest.versioning import PageIngestor, VersionKeeper, stage_printer
 from masis_core.config import Settings
-from masis_core.errors import InputError, WorkspaceError
+from masis_core.errors import InputError, MasisError, WorkspaceError
 from masis_core.retrieval.store import chunk_id
 from masis_core.services.access import Door
+from masis_core.services.jobs import FileProgress, Job, JobManager
 from masis_core.storage.owners import current_owner, owner_alive
 from masis_core.storage.registry import READY, Workspace
 from masis_core.storage.versions import (
@@ -544,3 +545,52 @@ class _Apply:
         rec = SyncRecord(f.key, self.folder, "updated", done.doc_id, done.version)
         rec.embedded, rec.shared = done.embedded, done.shared
         self.record(rec)
+
+
+# -- as a job of the server's job runner ------------------------------------------------------
+def job_work(bench: Workbench, door: Door, ws_id: str) -> Callable[[Job], SyncReport]:
+    """A sync as the job runner's work: each file shows on ``job.files`` as the sync reaches
+    it (its stage, then its outcome), and ``job.result`` is the report."""
+
+    def work(job: Job) -> SyncReport:
+        entries: dict[str, FileProgress] = {}
+
+        def on_file(name: str, stage: str) -> None:
+            entry = entries.get(name)
+            if entry is None:
+                entry = entries[name] = FileProgress(name)
+                job.files.append(entry)
+            entry.stage = stage
+            job.progress = {"what": "files", "done": len(job.files), "total": len(job.files)}
+
+        report = Syncer(bench).sync_as(door, ws_id, on_file, job._cancel.is_set)
+        for rec in report.files:
+            entry = entries.get(rec.file) or FileProgress(rec.file)
+            if rec.file not in entries:
+                job.files.append(entry)
+            entry.report, entry.stage = rec, rec.status
+        return report
+
+    return work
+
+
+def start_sync(jobs: JobManager, bench: Workbench, door: Door, ws_id: str, why: str) -> Job:
+    """Queue a sync of the workspace in the job runner (refused for a viewer, here and in
+    the job), unless one is queued or running there already."""
+    ws = door.workspace(ws_id, "upload")
+    for job in jobs.active(ws.id, "ingest"):
+        if job.title.startswith("sync"):
+            return job
+    return jobs.task("ingest", ws.id, f"sync ({why})", job_work(bench, door, ws.id))
+
+
+def run_schedule(jobs: JobManager, bench: Workbench) -> list[str]:
+    """Queue the syncs whose schedule is due (``Versions.due``); the job runner runs them
+    under the sync lock as any other. Returns the workspaces queued."""
+    due = Syncer(bench).versions.due()
+    for ws_id in due:
+        try:
+            start_sync(jobs, bench, Door(bench), ws_id, "scheduled")
+        except MasisError as exc:  # deleted meanwhile
+            log.warning("scheduled sync of %s not started: %s", ws_id, exc)
+    return due

@@ -319,6 +319,14 @@ class VersionKeeper:
         ids = [cid for v in firsts for cid in v.chunk_ids]
         self.bench.store.update_metadata(ws.embed_model, ids, [{"version": 1}] * len(ids))
 
+    def delete_lineage(self, ws: Workspace, lineage: str) -> None:
+        """The Library's delete of a kept document: every version goes (each chunk's doc_id
+        is its newest version's, so deleting each version's document takes every chunk)."""
+        for v in reversed(self.versions.versions(ws.id, lineage)):
+            self.bench.delete_document(ws.id, v.doc_id)
+            self.versions.drop(ws.id, lineage, v.version)
+        self.versions.forget_lineage(ws.id, lineage)
+
     # -- deleting a version -------------------------------------------------------------
     def delete_version(self, ws: Workspace, lineage: str, version: int) -> None:
         """An editor deletes one version; the others keep every chunk they list. Deleting

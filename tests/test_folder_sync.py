@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -332,3 +333,18 @@ def test_a_sync_killed_mid_version_shows_nothing_half_written_and_the_next_finis
     assert lineage is not None
     states = [v.state for v in versions.versions(ws.id, lineage.lineage)]
     assert states == ["superseded", "current"]
+
+
+def test_a_schedule_is_off_by_default_and_due_once_its_minutes_have_passed(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    versions = Versions(bench.db)
+    assert versions.due() == []  # off by default
+    (followed,) = versions.folders(ws.id)
+    versions.set_schedule(ws.id, followed.path, 30)
+    assert versions.due() == [ws.id]  # never synced
+    s.sync_as(door, ws.id)
+    assert versions.due() == []
+    later = datetime.now(UTC) + timedelta(minutes=31)
+    assert versions.due(later) == [ws.id]

@@ -214,6 +214,13 @@ class Versions:
                 (ws_id, folder, path),
             )
 
+    def forget_lineage(self, ws_id: str, lineage: str) -> None:
+        """A deleted document's paths: the next sync finds a file still there as new."""
+        with self.db.connect() as conn:
+            conn.execute(
+                "DELETE FROM synced_files WHERE workspace_id = ? AND lineage = ?", (ws_id, lineage)
+            )
+
     def rename(self, ws_id: str, old: SyncedFile, new: SyncedFile, filename: str) -> None:
         """A moved or renamed file: the same document under its new name, in one step."""
         with self.db.connect() as conn:
