@@ -55,7 +55,8 @@ def print_record(rec: RunRecord) -> None:
         print(rec.answer)
         print()
         for c in rec.citations:
-            where = c.get("url") or f"{c.get('filename')}, page {c.get('page')}"
+            v = f", v{c['version']}" if c.get("version") else ""
+            where = c.get("url") or f"{c.get('filename')}{v}, page {c.get('page')}"
             print(f"  [{c['n']}] {where}")
         if rec.confidence is not None:
             print(f"\nconfidence: {percent(rec.confidence)}")

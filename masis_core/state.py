@@ -43,6 +43,7 @@ class Evidence(TypedDict, total=False):
     keyword_rank: int | None
     coverage: float
     soft: float  # soft keyword match (hybrid only): ranks, never keeps
+    version: int  # the document's version (a followed folder's file); 0: not kept in versions
 
 
 class Plan(TypedDict, total=False):

@@ -17,6 +17,7 @@ from ingest.versioning import answer_comparison
 from masis_core.config import Settings
 from masis_core.errors import AccessError, InputError, WorkspaceError
 from masis_core.services.access import Door
+from masis_core.services.reports import citation_source
 from masis_core.storage.accounts import LOCAL, Accounts, Principal
 from masis_core.storage.registry import Workspace
 from masis_core.storage.versions import Versions
@@ -348,3 +349,17 @@ def test_a_schedule_is_off_by_default_and_due_once_its_minutes_have_passed(
     assert versions.due() == []
     later = datetime.now(UTC) + timedelta(minutes=31)
     assert versions.due(later) == [ws.id]
+
+
+def test_answers_quote_the_current_version_and_name_it(
+    bench: Workbench, ws: Workspace, folder: Path
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    (folder / "report.pdf").write_bytes(pages({3: "zeppelin"}))
+    s.sync_as(door, ws.id)
+    rec = door.ask(ws.id, "How does the zeppelin work in practice?")
+    cited = [c for c in rec.citations if c.get("filename") == "report.pdf"]
+    assert cited and all(c["version"] == 2 for c in cited)
+    assert any(", v2, page 4" in citation_source(c) for c in cited)
+    assert all("topic03" not in c["text"] for c in rec.citations)
