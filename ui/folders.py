@@ -54,7 +54,7 @@ def folder_panel(ws: Workspace) -> None:
         for f in folders:
             c = st.columns([5, 2, 1, 1])
             last = f.last_sync or "never"
-            c[0].markdown(f"`{untrusted(f.path)}`  \nlast sync: {last}")
+            c[0].markdown(f"{untrusted(f.path)}  \nlast sync: {last}")
             if may:
                 every = c[1].number_input(
                     "sync every (minutes, 0: off)", 0, 10_080, f.every_minutes, key=f"ev-{f.path}"
@@ -97,6 +97,10 @@ def sync_progress(ws: Workspace) -> None:
     if job is None or job.workspace_id != ws.id:
         return
     if job.finished:
+        seen = f"sync-drawn-{job.id}"
+        if not st.session_state.get(seen):
+            st.session_state[seen] = True
+            st.rerun()  # the whole page once: the document list below shows what it did
         report = job.result
         if job.error:
             st.error(f"Sync failed: {untrusted(job.error)}")
