@@ -52,6 +52,13 @@ def test_follow_sync_change_compare_and_delete_a_version(bench: Workbench, folde
     assert "](javascript" not in shown  # escaped: no live link
     captions = " ".join(c.value for c in at.caption)
     assert "travel.md, v1, p. 1" in captions and "travel.md, v2, p. 1" in captions
+    # The question asks for the same diff on the Research page.
+    at.switch_page("pages/research.py").run()
+    at.text_area[0].input("What changed in travel.md?")
+    at.button(key="FormSubmitter:ask-Ask").click().run()
+    assert not at.exception, at.exception
+    assert ":green-background[55]" in " ".join(m.value for m in at.markdown)
+    at.switch_page("pages/library.py").run()
     first = Versions(bench.db).versions(ws.id, lineage.lineage)[0]
     at.button(key=f"delv-{first.doc_id}").click().run()
     assert not at.exception, at.exception

@@ -11,7 +11,7 @@ import threading
 import streamlit as st
 
 from ingest.sync import Syncer, run_schedule, start_sync
-from ingest.versioning import VersionKeeper, compare_versions
+from ingest.versioning import VersionKeeper, answer_comparison, compare_versions
 from masis_core.answers.changes import Change, Comparison, word_marks
 from masis_core.errors import MasisError
 from masis_core.storage.registry import Document, Workspace
@@ -161,6 +161,17 @@ def _compare_form(ws: Workspace, kept: list[Version]) -> None:
             show_comparison(compare_versions(workbench(), ws, kept[0].lineage, a, b))
         except (MasisError, OSError) as exc:
             st.error(untrusted(str(exc)))
+
+
+def asked_diff(ws: Workspace, question: str) -> Comparison | None:
+    """The diff a question asks for ("compare v2 and v3 of report.pdf", "what changed in the
+    travel policy?"), offline; None for any other question (it goes to a research run)."""
+    try:
+        door().workspace(ws.id, "ask")
+        return answer_comparison(workbench(), ws, question)
+    except (MasisError, OSError) as exc:
+        st.error(untrusted(str(exc)))
+        return None
 
 
 def show_comparison(diff: Comparison) -> None:
