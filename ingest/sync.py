@@ -508,8 +508,13 @@ class _Apply:
         v = self.versions.version_of(self.ws.id, f.content_hash)
         synced = SyncedFile(self.folder, f.key, v.lineage if v else "", f.content_hash, f.size)
         if v is not None and v.state == CURRENT:
+            # A second path of a document (a hard link, a copy), or the first one again (the
+            # folder followed anew after an unfollow).
+            status: Status = (
+                "duplicate" if self.versions.paths_of(self.ws.id, v.lineage) else "unchanged"
+            )
             self.versions.see_file(self.ws.id, synced)
-            self.record(SyncRecord(f.key, self.folder, "duplicate", v.doc_id, v.version))
+            self.record(SyncRecord(f.key, self.folder, status, v.doc_id, v.version))
         elif v is not None and v.state == REMOVED:
             self.s.keeper.restore(self.ws, v)
             self.versions.see_file(self.ws.id, synced)
@@ -529,6 +534,11 @@ class _Apply:
         if cur is None or cur.state != CURRENT:
             self.versions.forget_file(self.ws.id, old.folder, old.path)
             self.add([f], lambda: False)
+            return
+        if cur.doc_id == f.content_hash:  # a hard link of a file this sync made a version of
+            synced = SyncedFile(self.folder, f.key, cur.lineage, f.content_hash, f.size)
+            self.versions.see_file(self.ws.id, synced)
+            self.record(SyncRecord(f.key, self.folder, "duplicate", cur.doc_id, cur.version))
             return
         self.on_file(f.key, "parsing")
         source = Source(f.key, partial(read_verified, f.path, f.content_hash))

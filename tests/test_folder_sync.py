@@ -215,6 +215,14 @@ def test_links_loops_hard_links_and_undecodable_names(
     assert any("lagoon" in t for t in visible_texts(bench, ws))
     assert not any(r.file.startswith("sub/loop/sub/loop") for r in report.files)
     assert s.sync_as(door, ws.id).counts["added"] == 0
+    # Both links change at once: one new version, the other path is the same document.
+    (folder / "hard.txt").write_text(filler("tidewater", 150))
+    again = s.sync_as(door, ws.id)
+    assert {status_of(again, "hard.txt"), status_of(again, "sub/plan.txt")} == {
+        "updated",
+        "duplicate",
+    }
+    assert again.counts["failed"] == 1  # leak.txt, still skipped
 
 
 def test_a_file_changed_while_read_is_retried_next_sync(
