@@ -14,6 +14,7 @@ from argon2 import PasswordHasher
 
 from ingest.sync import Syncer, allowed_folder
 from ingest.versioning import answer_comparison
+from masis_core.__main__ import main as ask_main
 from masis_core.config import Settings
 from masis_core.errors import AccessError, InputError, WorkspaceError
 from masis_core.services.access import Door
@@ -371,3 +372,17 @@ def test_answers_quote_the_current_version_and_name_it(
     assert cited and all(c["version"] == 2 for c in cited)
     assert any(", v2, page 4" in citation_source(c) for c in cited)
     assert all("topic03" not in c["text"] for c in rec.citations)
+
+
+def test_the_ask_command_answers_what_changed_with_the_diff(
+    bench: Workbench, ws: Workspace, folder: Path, capsys: pytest.CaptureFixture[str]
+):
+    s, door = synced(bench, ws, folder)
+    s.sync_as(door, ws.id)
+    (folder / "report.pdf").write_bytes(pages({3: "zeppelin"}))
+    s.sync_as(door, ws.id)
+    capsys.readouterr()
+    assert ask_main(["ask", "--workspace", ws.id, "compare v1 and v2 of report.pdf", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "zeppelin" in out["answer"] and "[report.pdf, v2, p. " in out["answer"]
+    assert out["comparison"]["sections"][0]["kind"] == "changed"
