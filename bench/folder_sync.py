@@ -120,6 +120,7 @@ def scale(sizes: list[int]) -> list[dict[str, Any]]:
             check=True,
         )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # kept if a later size is cut
     return rows
 
 

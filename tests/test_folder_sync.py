@@ -78,6 +78,7 @@ def test_first_sync_adds_second_changes_nothing(bench: Workbench, ws: Workspace,
     assert ("folder.follow", ws.id) in log and log.count(("folder.sync", ws.id)) == 2
 
 
+@pytest.mark.usefixtures("backend")
 def test_a_changed_file_is_a_new_version_sharing_its_unchanged_chunks(
     bench: Workbench, ws: Workspace, folder: Path
 ):
