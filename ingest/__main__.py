@@ -1,5 +1,6 @@
 """``python -m ingest --workspace W [--embedder ...] PATH... [--json]``, or
-``python -m ingest --workspace W --list [--json]`` for the documents already there.
+``python -m ingest --workspace W --list [--json]`` for the documents already there, or
+``python -m ingest --workspace W --follow DIR | --unfollow DIR | --sync`` (ingest/follow_cli.py).
 
 Exit status: 0 when every file is ingested or a duplicate, 1 when any file failed (the others
 are still ingested), 2 when nothing could start (bad workspace, embedder, arguments).
@@ -16,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ingest import follow_cli
 from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError, WorkspaceError
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="act as this account (MASIS_AUTH=local): asks its password, or MASIS_PASSWORD",
     )
     parser.add_argument("--token", help="act as a personal token's account (or MASIS_TOKEN)")
+    follow_cli.add_arguments(parser)
     return parser
 
 
@@ -93,20 +96,27 @@ def list_documents(bench: Workbench, ws: Workspace, as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.paths and not args.list:
-        parser.error("give the PATHs to ingest, or --list")
+    if follow_cli.wanted(args) and (args.paths or args.list):
+        parser.error("--follow, --unfollow and --sync take no PATHs and no --list")
+    if not args.paths and not args.list and not follow_cli.wanted(args):
+        parser.error("give the PATHs to ingest, or --list, or --follow DIR / --sync")
     if args.paths and args.list:
         parser.error("--list shows what is there; give it without PATHs")
     setup_logging(args.verbose)
     try:
         bench = Workbench()
         gate = Door(bench, cli_principal(bench, args.user, args.token, getpass.getpass))
-        ws = open_for(gate, args)
+        # Listing a workspace that is not there must not make it (a typo would), nor may an
+        # unfollow or a sync.
+        create = not args.list and not (follow_cli.wanted(args) and not args.follow)
+        ws = open_for(gate, args, create)
         ingestor = Ingestor(bench)
         ingestor.sweep_stale()
     except MasisError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if follow_cli.wanted(args):
+        return follow_cli.run(bench, gate, ws, args)
     if args.list:
         return list_documents(bench, ws, args.json)
 
@@ -124,18 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if summary["failed"] else 0
 
 
-def open_for(gate: Door, args: argparse.Namespace) -> Workspace:
+def open_for(gate: Door, args: argparse.Namespace, create: bool) -> Workspace:
     """The workspace as the command's account may use it: listing needs viewer, adding
     editor; a workspace it cannot see is made anew as its own (a name another account's
     hidden workspace holds gets an id of its own). The local user (``MASIS_AUTH=none``): as
     before, any workspace. Listing one that is not there must not make it (a typo would)."""
     bench = gate.bench
     if gate.who.local:
-        return bench.open_workspace(args.workspace, args.embedder, create=not args.list)
+        return bench.open_workspace(args.workspace, args.embedder, create=create)
     try:
         ws = gate.workspace(args.workspace, "read" if args.list else "upload")
     except WorkspaceError:
-        if args.list:
+        if not create:
             raise
         ws = gate.create_workspace(args.workspace, args.embedder)
         print(f"created workspace {ws.id} ({ws.embed_model})", file=sys.stderr)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -536,28 +537,7 @@ class Ingestor:
             ids,
             np.concatenate(vectors),
             texts,
-            [
-                {
-                    "workspace_id": ws.id,
-                    "doc_id": doc_id,
-                    "filename": display,
-                    "page_start": c.page_start,
-                    "page_end": c.page_end,
-                    "chunk_index": c.index,
-                    "word_count": c.word_count,
-                    "quality": c.quality,
-                    # Chroma keeps no None: a chunk with no OCR page has an empty engine.
-                    "ocr": c.ocr,
-                    "ocr_engine": (ocr_engine or "") if c.ocr else "",
-                    # A Word section's paragraphs, a slide, rows of a sheet: where a citation
-                    # points when the document has no pages (empty for a PDF's page).
-                    "place": c.place,
-                    # A contents or index page's chunk: found, but never quoted as evidence.
-                    "navigation": c.navigation,
-                    "rows": ",".join(map(str, c.rows)),  # a table chunk's rows: "3,4,5,7"
-                }
-                for c in chunks
-            ],
+            [chunk_metadata(ws.id, doc_id, display, c, ocr_engine) for c in chunks],
         )
         crash_point("chunks written")
         progress("publishing", total, total)
@@ -574,6 +554,31 @@ class Ingestor:
         finally:
             self.bench.registry.forget_document(ws.id, doc_id)
             self.bench.release_file(doc_id)
+
+
+def chunk_metadata(
+    ws_id: str, doc_id: str, display: str, c: Chunk, ocr_engine: str | None
+) -> dict[str, Any]:
+    """What Chroma keeps beside a chunk's text and vector (DESIGN §3)."""
+    return {
+        "workspace_id": ws_id,
+        "doc_id": doc_id,
+        "filename": display,
+        "page_start": c.page_start,
+        "page_end": c.page_end,
+        "chunk_index": c.index,
+        "word_count": c.word_count,
+        "quality": c.quality,
+        # Chroma keeps no None: a chunk with no OCR page has an empty engine.
+        "ocr": c.ocr,
+        "ocr_engine": (ocr_engine or "") if c.ocr else "",
+        # A Word section's paragraphs, a slide, rows of a sheet: where a citation points
+        # when the document has no pages (empty for a PDF's page).
+        "place": c.place,
+        # A contents or index page's chunk: found, but never quoted as evidence.
+        "navigation": c.navigation,
+        "rows": ",".join(map(str, c.rows)),  # a table chunk's rows: "3,4,5,7"
+    }
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:

@@ -117,8 +117,28 @@ def door(args: argparse.Namespace, bench: Workbench | None = None) -> Door:
     return Door(bench, who)
 
 
+def answered_by_diff(gate: Door, args: argparse.Namespace) -> int | None:
+    """'compare v2 and v3 of report.pdf', 'what changed in the travel policy?': the offline
+    diff of the two versions (docs/folder-sync.md); None for any other question."""
+    from ingest.versioning import answer_comparison  # the entry point reaches every layer
+
+    ws = gate.workspace(args.workspace, "ask")
+    diff = None if args.thread else answer_comparison(gate.bench, ws, args.question)
+    if diff is None:
+        return None
+    if args.json:
+        doc = {"status": "completed", "answer": "\n".join(diff.lines()), "comparison": diff}
+        print(json.dumps(doc, indent=2, default=lambda o: getattr(o, "__dict__", str(o))))
+    else:
+        print("\n".join(diff.lines()))
+    return 0
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     gate = door(args)
+    compared = answered_by_diff(gate, args)
+    if compared is not None:
+        return compared
     bench, researcher = gate.bench, gate.runs_service
     web_ready, web_reason = bench.web_status()
     if args.web and not web_ready:

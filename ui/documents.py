@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ingest.versioning import VersionKeeper
 from masis_core.storage.registry import Document, Workspace
+from masis_core.storage.versions import Versions
 from masis_core.text.markup import untrusted
 from ui.auth import door
-from ui.resources import highlighted_page
+from ui.folders import versions_of
+from ui.resources import highlighted_page, workbench
 from ui.sidebar import say_once
 
 # The document whose deletion waits for the analyst's confirmation.
@@ -16,7 +19,13 @@ CONFIRM_KEY = "document_deleting"
 
 
 def _delete(ws: Workspace, doc: Document) -> None:
-    door().delete_document(ws.id, doc.doc_id)
+    kept = Versions(workbench().db).version_of(ws.id, doc.doc_id)
+    if kept is None:
+        door().delete_document(ws.id, doc.doc_id)
+    else:  # every version of it: the current one alone would leave the others orphaned
+        door().workspace(ws.id, "delete_document")
+        VersionKeeper(workbench()).delete_lineage(ws, kept.lineage)
+        door().audit("document.delete", f"{ws.id}/{doc.doc_id}", "every version")
     # Past runs drew its pages; those drawings go (and page views ask the registry first).
     highlighted_page.clear()
     st.session_state.pop(CONFIRM_KEY, None)
@@ -62,3 +71,4 @@ def document_list(ws: Workspace) -> None:
             st.session_state[CONFIRM_KEY] = doc.doc_id
         if st.session_state.get(CONFIRM_KEY) == doc.doc_id:
             _confirm(ws, doc)
+        versions_of(ws, doc)

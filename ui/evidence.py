@@ -194,7 +194,8 @@ def page_view(c: dict[str, Any], cited: tuple[str, ...], key: str, workspace_id:
         )
     elif cited and not shot.cited_found:
         st.caption("The cited sentence is not on this page; the passage is tinted blue.")
-    st.image(shot.png, caption=f"{untrusted(c.get('filename'))}, page {shot.page}")
+    v = f", v{c['version']}" if c.get("version") else ""
+    st.image(shot.png, caption=f"{untrusted(c.get('filename'))}{v}, page {shot.page}")
 
 
 def report_pdf(rec: RunRecord) -> bytes:

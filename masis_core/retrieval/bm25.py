@@ -262,6 +262,28 @@ class Bm25Store:
             )
             self._bump(conn, workspace_id)
 
+    def reassign(self, workspace_id: str, chunk_ids: Sequence[str], doc_id: str) -> None:
+        """Chunks shared by a document's new version belong to it from now on."""
+        self._by_ids(workspace_id, "UPDATE bm25_chunks SET doc_id = ?", (doc_id,), chunk_ids)
+
+    def delete_chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> None:
+        """Rows of chunks that left the current version (or were deleted)."""
+        self._by_ids(workspace_id, "DELETE FROM bm25_chunks", (), chunk_ids)
+
+    def _by_ids(
+        self, workspace_id: str, head: str, args: tuple[Any, ...], chunk_ids: Sequence[str]
+    ) -> None:
+        if not chunk_ids:
+            return
+        with self._lock(workspace_id), self._conn() as conn:
+            for start in range(0, len(chunk_ids), 500):
+                part = list(chunk_ids[start : start + 500])
+                conn.execute(
+                    f"{head} WHERE workspace_id = ? AND chunk_id IN ({','.join('?' * len(part))})",
+                    (*args, workspace_id, *part),
+                )
+            self._bump(conn, workspace_id)
+
     def delete_workspace(self, workspace_id: str) -> None:
         with self._lock(workspace_id):
             with self._conn() as conn:

@@ -206,6 +206,46 @@ class VectorStore:
 
         self._on(embed_model, workspace_of(ids), publish)
 
+    def update_metadata(
+        self, embed_model: str, ids: Sequence[str], metadatas: Sequence[dict[str, Any]]
+    ) -> None:
+        """Merge these keys into the chunks' metadata (a version's publish: who is visible,
+        which document and version a shared chunk now belongs to), in as few calls as the
+        store's batch allows: one for a document of up to 2,000 chunks."""
+        if not ids:
+            return
+        batch = self.batch_size
+
+        def update(col: Any) -> None:
+            for start in range(0, len(ids), batch):
+                end = start + batch
+                col.update(ids=list(ids[start:end]), metadatas=list(metadatas[start:end]))
+
+        self._on(embed_model, workspace_of(ids), update)
+
+    def delete_ids(self, embed_model: str, workspace_id: str, ids: Sequence[str]) -> None:
+        if ids:
+            self._on(embed_model, workspace_id, lambda col: col.delete(ids=list(ids)))
+
+    def rows(
+        self, embed_model: str, workspace_id: str, ids: Sequence[str], *, embeddings: bool = False
+    ) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
+        """Chunks by id, visible or not, with their stored vectors when asked (a version's
+        chunks: an older version's are hidden from retrieval but still read)."""
+        if not ids:
+            return {}
+        include = ["documents", "metadatas", *(["embeddings"] if embeddings else [])]
+        got = self._on(
+            embed_model, workspace_id, lambda col: col.get(ids=list(ids), include=include)
+        )
+        vectors = got["embeddings"] if embeddings else [None] * len(got["ids"])
+        return {
+            i: (d or "", dict(m or {}), np.asarray(e if e is not None else (), dtype=np.float32))
+            for i, d, m, e in zip(
+                got["ids"], got["documents"], got["metadatas"], vectors, strict=True
+            )
+        }
+
     def delete_document(self, embed_model: str, workspace_id: str, doc_id: str) -> None:
         self._on(embed_model, workspace_id, lambda col: col.delete(where={"doc_id": doc_id}))
 
@@ -240,20 +280,8 @@ class VectorStore:
         A ``get`` by ids alone is a lookup, while ids plus a ``where`` scans the whole filter
         (70 ms on 5,000 chunks): visibility is checked on the returned rows instead.
         """
-        if not ids:
-            return {}
-        include = ["documents", "metadatas", *(["embeddings"] if embeddings else [])]
-        got = self._on(
-            embed_model, workspace_id, lambda col: col.get(ids=list(ids), include=include)
-        )
-        vectors = got["embeddings"] if embeddings else [None] * len(got["ids"])
-        return {
-            i: (d or "", dict(m), np.asarray(e if e is not None else (), dtype=np.float32))
-            for i, d, m, e in zip(
-                got["ids"], got["documents"], got["metadatas"], vectors, strict=True
-            )
-            if m and m.get("visible") is True
-        }
+        got = self.rows(embed_model, workspace_id, ids, embeddings=embeddings)
+        return {i: row for i, row in got.items() if row[1].get("visible") is True}
 
     def document_chunks(
         self, embed_model: str, workspace_id: str, doc_id: str

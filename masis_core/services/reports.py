@@ -34,11 +34,13 @@ def citation_source(c: dict[str, Any], cited: Iterable[str] = ()) -> str:
     words)."""
     if c.get("url"):
         return f"{c.get('filename') or c.get('title') or c['url']} — {c['url']}"
+    # A followed file's version: "report.pdf, v3, page 12".
+    name = f"{c.get('filename')}, v{c['version']}" if c.get("version") else c.get("filename")
     if c.get("place"):
-        return f"{c.get('filename')}, {cited_place(c, cited)}"
+        return f"{name}, {cited_place(c, cited)}"
     page, end = c.get("page"), c.get("page_end")
     pages = f"page {page}" if not end or end == page else f"pages {page}–{end}"
-    return f"{c.get('filename')}, {pages}{' (OCR)' if c.get('ocr') else ''}"
+    return f"{name}, {pages}{' (OCR)' if c.get('ocr') else ''}"
 
 
 def cited_rows(c: dict[str, Any], cited: Iterable[str]) -> list[int]:

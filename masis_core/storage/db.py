@@ -184,6 +184,65 @@ CREATE TABLE IF NOT EXISTS audit (
     target TEXT NOT NULL,
     detail TEXT NOT NULL DEFAULT ''
 );
+-- Followed folders (ingest/sync.py): a workspace keeps a folder on the server's disk in
+-- step; ``every_minutes`` 0 is no schedule (sync on demand only).
+CREATE TABLE IF NOT EXISTS followed_folders (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    added_by TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    every_minutes INTEGER NOT NULL DEFAULT 0,
+    last_sync TEXT,
+    PRIMARY KEY (workspace_id, path)
+);
+-- A document's versions (masis_core/storage/versions.py): each version is a document row of
+-- its own bytes (doc_id = their hash); ``lineage`` names the document across versions.
+-- state: pending (being published), current, superseded, removed (its file is gone).
+CREATE TABLE IF NOT EXISTS document_versions (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    lineage TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    doc_id TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    pages INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    stored INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, lineage, version)
+);
+CREATE INDEX IF NOT EXISTS document_versions_by_doc ON document_versions (workspace_id, doc_id);
+-- The chunks each version is made of: a chunk whose text and place did not change is listed
+-- under every version that has it, stored (and embedded) once.
+CREATE TABLE IF NOT EXISTS version_chunks (
+    workspace_id TEXT NOT NULL,
+    lineage TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, lineage, version, chunk_id),
+    FOREIGN KEY (workspace_id, lineage, version)
+        REFERENCES document_versions (workspace_id, lineage, version) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS version_chunks_by_chunk ON version_chunks (workspace_id, chunk_id);
+-- What the last sync saw in a followed folder: a file's path (relative to the folder, with
+-- undecodable bytes escaped), its content hash and the document it is.
+CREATE TABLE IF NOT EXISTS synced_files (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    folder TEXT NOT NULL,
+    path TEXT NOT NULL,
+    lineage TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, folder, path)
+);
+CREATE INDEX IF NOT EXISTS synced_files_by_lineage ON synced_files (workspace_id, lineage);
+-- One sync per workspace at a time, across processes: the row is the lock, its owner
+-- ("host:pid") tells a live holder from one that died.
+CREATE TABLE IF NOT EXISTS sync_locks (
+    workspace_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    started TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS web_cache (
     key TEXT PRIMARY KEY,
     query TEXT NOT NULL,

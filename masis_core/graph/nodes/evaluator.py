@@ -52,6 +52,7 @@ def check(draft: str, evidence: list[Evidence]) -> dict[str, Any]:
                 "chunk_id": ev.get("chunk_id"),
                 "doc_id": ev.get("doc_id"),
                 "filename": ev.get("filename"),
+                "version": ev.get("version") or None,  # "report.pdf, v3, p. 12"
                 "page": ev.get("page_start"),
                 "page_end": ev.get("page_end"),
                 "place": ev.get("place") or "",

@@ -109,6 +109,7 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
         keyword_rank=c.keyword_rank,
         coverage=c.coverage,
         soft=round(c.soft, 4),
+        version=int(m.get("version") or 0),
     )
 
 
