@@ -229,7 +229,7 @@ def _windows(question: str, evidence: list[Evidence]) -> tuple[list[Window], dic
     with _RECENT_LOCK:
         if key in _RECENT:
             _RECENT.move_to_end(key)
-            return _RECENT[key]  # type: ignore[no-any-return]
+            return _RECENT[key]
     found = today.sectioned_windows(question, evidence)
     with _RECENT_LOCK:
         _RECENT[key] = found
