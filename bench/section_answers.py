@@ -28,9 +28,10 @@ from bench.fit_confidence import DOCUMENT_FEATURES, DOCUMENT_WORDS, _logistic
 from bench.manual_abstain import workspace
 from evaluation.calibration import ask
 from masis_core.answers import compose as composer
-from masis_core.answers import judgement, sections
+from masis_core.answers import confidence, sections
+from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.answers.engine import OfflineEngine
-from masis_core.answers.judgement import LOW_CONFIDENCE
+from masis_core.answers.features import features as draft_features
 from masis_core.answers.offline import critique, render_answer
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
@@ -98,7 +99,7 @@ def measure(
         cites = citations_of(ev)
         conf = critique(q["question"], answer, ev)["confidence"] if answer else 0.0
         feats = (
-            judgement.features(q["question"], answer, ev, sections.ranking(q["question"], ev))
+            draft_features(q["question"], answer, ev, sections.ranking(q["question"], ev))
             if answer
             else None
         )
@@ -171,7 +172,7 @@ def fit_judge(rows: list[dict[str, Any]], c: float = 1.0, folds: int = 5) -> dic
     for train, test in splitter.split(np.zeros(len(docs)), y):
         model = _logistic([docs[i] for i in train], names, y[train], c)
         for i in test:
-            held[i] = judgement.model_probability(model, docs[i]["features"])
+            held[i] = confidence.model_probability(model, docs[i]["features"])
     pairs = list(zip(held.tolist(), y.tolist(), strict=True))
     return {
         **_logistic(docs, names, y, c),
@@ -207,9 +208,9 @@ def main() -> None:
         model = fit_judge(rows)
         print(json.dumps(model["held_out"]))
         if args.write:
-            params = json.loads(judgement.PARAMS_PATH.read_text())
+            params = json.loads(confidence.PARAMS_PATH.read_text())
             params["documents"] = model
-            judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
+            confidence.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
         return
     questions = [q for f in args.questions for q in json.loads(f.read_text())]
     bench = Workbench(Settings.local(args.data_dir, provider="offline", embed_model="wordllama"))

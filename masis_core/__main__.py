@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from masis_core.answers.judgement import percent
 from masis_core.cli import bounded_int, setup_logging, share
 from masis_core.errors import AccessError, InputError, MasisError
 from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
@@ -27,6 +26,7 @@ from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import Principal
+from masis_core.text.markup import percent
 from masis_core.workspaces.workbench import Workbench
 
 

@@ -15,7 +15,10 @@ top and may reach any layer. Only ``ui``, the pages and ``app.py`` import Stream
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"masis_core": 0, "ingest": 1, "evaluation": 2, "ui": 3, "pages": 4, "app": 4}
@@ -155,3 +158,108 @@ def test_the_core_checker_sees_sideways_and_upward_imports(tmp_path: Path) -> No
     module.write_text("from masis_core import modes\n")
     assert core_violations(module, "config") == []
     assert core_violations(module, "retrieval") == []
+
+
+# The judge's rooms inside ``answers``, bottom to top: reading the question, how sources
+# stand, the features, the fitted confidence, and the one entry point ``judge``.
+JUDGE_ROOMS = ["question", "stances", "features", "confidence", "judgement"]
+
+
+def test_the_judges_rooms_import_downwards_only() -> None:
+    """``question`` knows nothing of the judge; ``compose`` and ``sections`` read the question
+    from it, not from the judge; no room imports one above it."""
+    rank = {room: k for k, room in enumerate(JUDGE_ROOMS)}
+    wrong = []
+    for room in JUDGE_ROOMS:
+        path = ROOT / "masis_core" / "answers" / f"{room}.py"
+        for name in imported_modules(path):
+            other = name.removeprefix("masis_core.answers.").split(".")[0]
+            if name.startswith("masis_core.answers.") and rank.get(other, -1) > rank[room]:
+                wrong.append(f"{room} imports {other}")
+    for reader in ("compose", "sections"):
+        path = ROOT / "masis_core" / "answers" / f"{reader}.py"
+        wrong.extend(
+            f"{reader} borrows from {name}"
+            for name in imported_modules(path)
+            if name.split(".")[2:3] and name.split(".")[2] in JUDGE_ROOMS[1:]
+        )
+    assert not wrong, "\n".join(wrong)
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a project file (a package's ``__init__`` is the package)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_level_imports(path: Path, known: set[str]) -> set[str]:
+    """The project modules a module imports when it is loaded: imports at the top level of the
+    file (not inside functions, not under ``if TYPE_CHECKING``), resolved to the module
+    itself when ``from package import name`` names a module."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out.add(full if full in known else node.module)
+    return out & known
+
+
+def import_circles(paths: list[Path]) -> list[list[str]]:
+    """Every strongly connected group of more than one module in the module-level import
+    graph (Tarjan's algorithm): each is a circle of imports."""
+    names = {module_name(p): p for p in paths}
+    graph = {n: module_level_imports(p, set(names)) - {n} for n, p in names.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(n: str) -> None:
+        index[n] = low[n] = len(index)
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if m not in index:
+                visit(m)
+                low[n] = min(low[n], low[m])
+            elif m in stack:
+                low[n] = min(low[n], index[m])
+        if low[n] == index[n]:
+            group = []
+            while True:
+                m = stack.pop()
+                group.append(m)
+                if m == n:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for n in sorted(graph):
+        if n not in index:
+            visit(n)
+    return sorted(circles)
+
+
+def project_modules() -> list[Path]:
+    return [p for p in modules() if p.name != "app.py"] + sorted((ROOT / "bench").rglob("*.py"))
+
+
+def test_no_import_circles() -> None:
+    """No module reaches itself through module-level imports: a circle works only by the
+    order modules happen to load in, and a move inside it breaks at import time."""
+    assert import_circles(project_modules()) == []
+
+
+def test_the_circle_finder_sees_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check is not vacuous: a module pair importing each other is one circle."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg import b\n")
+    (pkg / "b.py").write_text("from pkg.a import thing\n")
+    (pkg / "c.py").write_text("def f():\n    from pkg import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert import_circles(sorted(pkg.glob("*.py"))) == [["pkg.a", "pkg.b"]]

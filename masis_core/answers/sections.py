@@ -198,7 +198,7 @@ def choose(question: str, found: list[Window], headings: dict[int, list[str]]) -
 
 
 def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
-    """How clearly the first section won, for the judge (``judgement.features``): its
+    """How clearly the first section won, for the judge (``features.features``): its
     summed z-score over the second's, its BM25 score and its reader cosine. Empty when the
     evidence has no sections (the composer then chose as before)."""
     found, headings = today.sectioned_windows(question, evidence)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from masis_core.answers.judgement import percent
 from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,
+    percent,
     quote_block,
     safe_link,
     untrusted,

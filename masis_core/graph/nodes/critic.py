@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from masis_core.answers.judgement import LOW_CONFIDENCE, judge_version
+from masis_core.answers.confidence import LOW_CONFIDENCE, judge_version
 from masis_core.graph.context import RunContext, timed
 from masis_core.state import ResearchState, all_evidence
 from masis_core.workspaces.calibration import CalibrationStore, recalibrate

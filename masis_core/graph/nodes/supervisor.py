@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from masis_core.answers.judgement import LOW_CONFIDENCE
+from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.graph.reviews import candidates, other_passages, review
 from masis_core.state import HitlPayload, ResearchState, RetryReason, all_evidence
 
