@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from evaluation.calibration import (
 )
 from ingest.pipeline import Ingestor, Source
 from masis_core.__main__ import main
+from masis_core.answers import confidence
 from masis_core.answers.engine import OfflineEngine
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
@@ -37,6 +39,7 @@ from masis_core.workspaces.calibration import (
     platt,
     platt_table,
     reliability,
+    stale,
     table_of,
 )
 from masis_core.workspaces.workbench import Workbench
@@ -117,6 +120,34 @@ def platt_points(n: int, seed: int) -> list[Point]:
         Point(float(s), bool(rng.random() < c), "outline")
         for s, c in zip(scores, chance, strict=True)
     ]
+
+
+def test_an_edited_feature_makes_the_workspace_calibration_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace map is fitted on the judge's scores; a feature's code edited (one regex of
+    a copy of ``features.py``) changes what those scores mean, so the fit is stale and runs
+    fall back to the global model until the workspace is recalibrated."""
+    copies = []
+    for source in confidence.FEATURE_CODE:
+        copy = tmp_path / source.name
+        copy.write_bytes(source.read_bytes())
+        copies.append(copy)
+    monkeypatch.setattr(confidence, "FEATURE_CODE", tuple(copies))
+    confidence.judge_version.cache_clear()
+    try:
+        report = fit(under_confident())
+        assert not stale(report) and table_of(report, "offline") is not None
+        features = tmp_path / "features.py"
+        code = features.read_text()
+        edited = code.replace(r"\d[\d,.]*\d|\d", r"\d[\d,.]*\d")  # one-digit figures no more
+        assert edited != code
+        features.write_text(edited)
+        confidence.judge_version.cache_clear()
+        assert stale(report)
+        assert table_of(report, "offline") is None
+    finally:
+        confidence.judge_version.cache_clear()
 
 
 def test_platt_recovers_the_curve_and_stays_monotone() -> None:

@@ -43,15 +43,26 @@ def load_params() -> dict[str, Any]:
     return json.loads(text)
 
 
+# The code the features are computed by: an edited regex or cap changes what a score means as
+# surely as refitted parameters do. The section ranking feeds the features too.
+FEATURE_CODE: tuple[Path, ...] = tuple(
+    Path(__file__).with_name(name)
+    for name in ("question.py", "stances.py", "features.py", "sections.py")
+)
+
+
 @lru_cache(maxsize=1)
 def judge_version() -> str:
-    """A fingerprint of what the judge's scores are made with: its fitted parameters and the
-    passage scorer's weights, which choose the lead it reads, and whether the reader reads
-    with them: loaded (0.2 s once per process), so a reader switched on (``MASIS_READER``)
-    but refused for its weights counts as none. A workspace map is fitted on those scores
-    and means nothing once they change (``workspaces/calibration.table_of``)."""
+    """A fingerprint of what the judge's scores are made with: its fitted parameters, the
+    feature code (``FEATURE_CODE``), the passage scorer's weights, which choose the lead it
+    reads, and whether the reader reads with them: loaded (0.2 s once per process), so a
+    reader switched on (``MASIS_READER``) but refused for its weights counts as none. A
+    workspace map is fitted on those scores and means nothing once they change
+    (``workspaces/calibration.table_of``)."""
     digest = hashlib.sha256(PARAMS_PATH.read_bytes())
     digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
+    for source in FEATURE_CODE:
+        digest.update(source.read_bytes())
     digest.update(b"words alone" if get_reader() is None else b"reader")
     return digest.hexdigest()[:12]
 
