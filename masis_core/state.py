@@ -63,6 +63,8 @@ class Critique(TypedDict, total=False):
     confidence_model: str  # "development" or "documents" (confidence.confidence_model)
     judged_confidence: float  # the judge's score, when the workspace's calibration mapped it
     calibration: str  # "workspace" (its fitted map applied) or "global" (the judge's score)
+    # The confidence after each stage that applied, in order (answers/confidence.STAGES).
+    confidence_stages: dict[str, float]
 
 
 class HitlPayload(TypedDict, total=False):

@@ -27,6 +27,7 @@ from masis_core.answers import confidence
 from masis_core.answers.engine import OfflineEngine
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
+from masis_core.services.inspection import confidence_paths
 from masis_core.services.jobs import Job, JobManager
 from masis_core.services.runs import RunService
 from masis_core.storage.registry import Workspace
@@ -282,6 +283,8 @@ def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
     judged = before.confidence
     critic = [e for e in before.trace if e["node"] == "critic"][-1]
     assert critic["calibration"] == "global" and critic["judged_confidence"] is None
+    assert next(iter(critic["confidence_stages"])) == "model"
+    assert list(critic["confidence_stages"].values())[-1] == judged
     # This workspace's answers at the judge's score were right a fifth of the time.
     points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
     points += [Point(0.01, False, "outline") for _ in range(5)]
@@ -296,6 +299,10 @@ def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
     assert critic["calibration"] == "workspace"
     assert critic["judged_confidence"] == judged
     assert after.confidence == pytest.approx(critic["confidence"])
+    # The workspace map is the path's last stage, and the Inspector shows the whole path.
+    assert critic["confidence_stages"]["workspace"] == critic["confidence"]
+    path = confidence_paths(after)[-1]
+    assert path.startswith("model ") and path.endswith(f"→ workspace {critic['confidence']:.2f}")
     assert after.confidence < 0.35  # mapped down, so the answer now goes to review
     assert after.status == "needs_human" and after.hitl["kind"] == "low_confidence"
 

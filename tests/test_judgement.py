@@ -258,6 +258,26 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     assert confidence.probabilities(feats)["answer"] < LOW_CONFIDENCE
 
 
+def test_the_confidence_passes_its_stages_in_order_and_ends_at_the_judges_number() -> None:
+    """One pipeline, each stage named: the missing-words cap holds a development draft that
+    lacks what is asked at the fitted rate, the LLM's opinion moves it, the answered map
+    follows, a dispute passes it on; the last stage is the confidence the critic reports."""
+    params = confidence.load_params()
+    q = "How many hours does upsd take to apply a new LISTEN address?"
+    short = "upsd reads the LISTEN lines of upsd.conf when it starts."
+    feats = features(q, f"{short} [1]", [ev(1, short)])
+    assert feats["asked_missing_cited"] == 1.0
+    stages = confidence.confidence_stages(feats, params)
+    assert list(stages) == ["model", "cap", "answered"]
+    assert stages["cap"] == min(stages["model"], params["asked_missing_rate"])
+    with_llm = confidence.confidence_stages(feats, params, 0.9, disputed=True)
+    assert list(with_llm) == ["model", "cap", "opinion", "answered", "dispute"]
+    assert with_llm["opinion"] > with_llm["cap"] and with_llm["dispute"] == with_llm["answered"]
+    assert list(with_llm) == [s for s in confidence.STAGES if s in with_llm]  # in order
+    verdict = judge(q, f"{short} [1]", [ev(1, short)])
+    assert list(verdict.stages.values())[-1] == verdict.confidence
+
+
 @pytest.mark.parametrize(
     ("question", "form"),
     [

@@ -105,6 +105,56 @@ def confidence_model(feats: dict[str, float], params: dict[str, Any]) -> str:
     return "development"
 
 
+# The stages a confidence passes through before the analyst sees it, in order. The judge
+# applies the first five (``confidence_stages``); the critic applies the workspace map
+# (``workspaces/calibration.recalibrate``), a layer above.
+STAGES = ("model", "cap", "opinion", "answered", "dispute", "workspace")
+
+
+def confidence_stages(
+    feats: dict[str, float],
+    params: dict[str, Any] | None = None,
+    llm_confidence: float | None = None,
+    *,
+    disputed: bool = False,
+) -> dict[str, float]:
+    """The answer probability after each stage that applies to this draft, in ``STAGES``
+    order; the last is the judge's confidence.
+
+    - ``model``: the answer model's probability. Drawn from documents (passages of
+      ``min_words`` words and more: a PDF's chunks, not the development cases' short
+      snippets), it is the model refitted on questions over real manuals (``p["documents"]``):
+      there every passage shares the question's words, and the development model said 99%
+      for answers that were right half the time.
+    - ``cap`` (development model): the question asks for a figure, a date, a version or a
+      name and no sentence of the answer on the question's head holds one: the answer does not
+      answer, whatever its words match. The fitted rate (``asked_missing_rate``) keeps this a
+      probability (how often such drafts were right on the development cases), not a flat 0.
+    - ``opinion`` (Ollama): the model's own opinion stacked on (``with_opinion``).
+    - ``answered`` (development model): the answered map (``answered_probability``) comes
+      after the opinion, so it moves no decision in either mode.
+    - ``dispute``: a conflict reported pauses the run whatever the number, which passes on
+      unchanged; the stage is there when it applies."""
+    p = params or load_params()
+    documents = confidence_model(feats, p) == "documents"
+    answer = model_probability(p["documents" if documents else "answer"], feats)
+    stages = {"model": answer}
+    if not documents and feats.get("asked_missing_cited") and "asked_missing_rate" in p:
+        answer = stages["cap"] = min(answer, p["asked_missing_rate"])
+    if llm_confidence is not None:
+        answer = stages["opinion"] = with_opinion(answer, llm_confidence, p)
+    if not documents:
+        answer = stages["answered"] = answered_probability(answer, p)
+    if disputed:
+        stages["dispute"] = answer
+    return stages
+
+
+def rounded(stages: dict[str, float]) -> dict[str, float]:
+    """The stages as the critique carries them: to three places, like its confidence."""
+    return {name: round(value, 3) for name, value in stages.items()}
+
+
 def probabilities(
     feats: dict[str, float],
     params: dict[str, Any] | None = None,
@@ -117,28 +167,9 @@ def probabilities(
     disagreement, attributed opinions, the question's yes/no form); the answer model is fitted
     on the drafts with no conflict reported, so its probability is the one the supervisor
     acts on: among drafts that reach the 0.65 bar, the share that should have been answered.
-
-    Drawn from documents (passages of ``min_words`` words and more: a PDF's chunks, not the
-    development cases' short snippets), that probability is refitted on questions over real
-    manuals (``p["documents"]``): there every passage shares the question's words, and the
-    development model said 99% for answers that were right half the time.
-
-    With Ollama the model's own opinion (``llm_confidence``) is stacked on (``with_opinion``);
-    the development model's answered map (``answered_probability``) comes last, so it moves
-    no decision in either mode."""
+    Its stages: ``confidence_stages``."""
     p = params or load_params()
-    documents = confidence_model(feats, p) == "documents"
-    answer = model_probability(p["documents" if documents else "answer"], feats)
-    if not documents and feats.get("asked_missing_cited") and "asked_missing_rate" in p:
-        # The question asks for a figure, a date, a version or a name and no sentence of the
-        # answer on the question's head holds one: the answer does not answer, whatever its
-        # words match. The fitted rate keeps this a probability (how often such drafts were
-        # right on the development cases), not a flat zero.
-        answer = min(answer, p["asked_missing_rate"])
-    if llm_confidence is not None:
-        answer = with_opinion(answer, llm_confidence, p)
-    if not documents:
-        answer = answered_probability(answer, p)
+    answer = list(confidence_stages(feats, p, llm_confidence).values())[-1]
     return {
         "answer": answer,
         "abstain": 1.0 - answer,

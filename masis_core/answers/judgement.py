@@ -12,6 +12,7 @@ from typing import Any
 
 from masis_core.answers.confidence import (
     confidence_model,
+    confidence_stages,
     disputed,
     load_params,
     probabilities,
@@ -29,6 +30,8 @@ class Judgement:
     # Which fitted model gave the probability: "development" or "documents" (the trace shows
     # it, so the analyst can tell a snippet's calibration from a library's).
     model: str = "development"
+    # The confidence after each stage that applied (``confidence.confidence_stages``).
+    stages: dict[str, float] = field(default_factory=dict)
 
     @property
     def confidence(self) -> float:
@@ -56,7 +59,7 @@ def judge(
         if answer
         else {"answer": 0.0, "abstain": 1.0, "dispute": 0.0}
     )
-    conflicts = (
-        name_conflict(question, in_focus(answer, evidence)) if disputed(feats, probs, p) else []
-    )
-    return Judgement(feats, probs, conflicts, confidence_model(feats, p))
+    dispute = disputed(feats, probs, p)
+    conflicts = name_conflict(question, in_focus(answer, evidence)) if dispute else []
+    stages = confidence_stages(feats, p, llm_confidence, disputed=dispute) if answer else {}
+    return Judgement(feats, probs, conflicts, confidence_model(feats, p), stages)

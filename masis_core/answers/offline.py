@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from masis_core.answers import judgement, sections
-from masis_core.answers.confidence import LOW_CONFIDENCE
+from masis_core.answers.confidence import LOW_CONFIDENCE, rounded
 from masis_core.answers.followup import standalone
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
@@ -97,4 +97,5 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
         conflicts=verdict.conflicts,
         recommend_retry=confidence < LOW_CONFIDENCE,
         confidence_model=verdict.model,
+        confidence_stages=rounded(verdict.stages),
     )

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from masis_core import prompts
 from masis_core.answers import judgement, stances
-from masis_core.answers.confidence import LOW_CONFIDENCE
+from masis_core.answers.confidence import LOW_CONFIDENCE, rounded
 from masis_core.answers.engine import (
     OfflineEngine,
     StepResult,
@@ -396,6 +396,7 @@ class OllamaEngine:
             conflicts=(named or verdict.conflicts) if verdict.conflicts else [],
             recommend_retry=confidence < LOW_CONFIDENCE,
             confidence_model=verdict.model,
+            confidence_stages=rounded(verdict.stages),
         )
         said.value = value
         return said

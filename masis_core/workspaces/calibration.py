@@ -2,11 +2,11 @@
 the share of answers that were right on this workspace's own documents.
 
 The judge (``masis_core/answers/judgement.py``, its model in ``confidence.py``) is fitted on
-development cases and the manuals; on a new library its scores do not mean the same (drafts it scored 0.6-0.8 were right 91% of
-the time on FAQ PDFs it had never seen, issue #28). A workspace's points are (judge score, was
-the answer right) pairs from two sources: its outline questions, asked by the calibration job
-(``evaluation/calibration.py``: right when the answer's lead cites the heading's page), and the
-analyst's thumbs up or down on its runs.
+development cases and the manuals; on a new library its scores do not mean the same (drafts it
+scored 0.6-0.8 were right 91% of the time on FAQ PDFs it had never seen, issue #28). A
+workspace's points are (judge score, was the answer right) pairs from two sources: its outline
+questions, asked by the calibration job (``evaluation/calibration.py``: right when the answer's
+lead cites the heading's page), and the analyst's thumbs up or down on its runs.
 
 Two maps are fitted and scored on points they were not fitted on (five folds): Platt scaling
 (a logistic curve on the judge's log-odds, pulled towards the identity by a Gaussian prior of
@@ -396,6 +396,8 @@ def recalibrate(critique: dict[str, Any], table: Table | None, bar: float) -> di
         "judged_confidence": raw,
         "calibration": "workspace",
         "recommend_retry": calibrated < bar,
+        # The last stage of the confidence's path (answers/confidence.STAGES).
+        "confidence_stages": {**(critique.get("confidence_stages") or {}), "workspace": calibrated},
     }
 
 

@@ -41,6 +41,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "confidence_model": critique.get("confidence_model"),
         "judged_confidence": critique.get("judged_confidence"),
         "calibration": critique.get("calibration"),
+        # model → cap → opinion → answered → dispute → workspace: the stages that applied.
+        "confidence_stages": critique.get("confidence_stages"),
         # Which judge gave the score: a verdict on it fits only that judge's workspace map.
         "judge": judge_version(),
         "logical_gaps": critique.get("logical_gaps", []),
