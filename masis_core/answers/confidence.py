@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
 
 PARAMS_PATH = Path(__file__).with_name("confidence.json")
 MODES = ("answer", "abstain", "dispute")
 # The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
-LOW_CONFIDENCE = 0.65
+LOW_CONFIDENCE = POLICY.low_confidence
 
 
 @lru_cache(maxsize=1)

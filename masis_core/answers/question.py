@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from masis_core.answers.policy import POLICY
 from masis_core.text.sentences import content_stems, defang, names, sentences, text_names
 from masis_core.text.words import stem, words
 
@@ -155,7 +156,7 @@ def head_stems(question: str, n: int = 2, subject: bool = False) -> set[str]:
 
 
 _HOW_MANY = re.compile(r"\bhow many ([^\W\d_][\w-]*)", re.I)
-_COUNT_WINDOW = 3  # words between a figure and the thing it counts ("40 source packages")
+_COUNT_WINDOW = POLICY.count_window
 
 
 # What a measured quantity is written in. "What is the maximum cable length …?" was answered

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from masis_core.answers.policy import POLICY
 from masis_core.answers.question import (
     DIGITS,
     MONTHS,
@@ -214,7 +215,7 @@ def _negated(text: str) -> bool:
 # -- features ----------------------------------------------------------------------------------
 # Share of the question's content words both passages of a pair must hold to be compared:
 # two chunks of different manuals that merely sit in one result list are not two positions.
-PAIR_TOPIC = 0.1
+PAIR_TOPIC = POLICY.pair_topic
 
 
 # The points on which two passages can oppose each other, in the order the conflict review
@@ -260,7 +261,7 @@ def doc_of(ev: Evidence) -> str:
     return str(ev.get("doc_id") or ev.get("url") or ev.get("chunk_id") or "")
 
 
-KEY_SENTENCES = 2
+KEY_SENTENCES = POLICY.key_sentences
 
 
 def _on_topic(text: str, wanted: set[str]) -> str:
@@ -274,7 +275,7 @@ def _on_topic(text: str, wanted: set[str]) -> str:
     return " ".join(s for share, _, s in ranked[:KEY_SENTENCES] if share > 0)
 
 
-FOCUS_TOP = 3
+FOCUS_TOP = POLICY.focus_top
 
 
 def in_focus(answer: str, evidence: list[Evidence]) -> list[Evidence]:
