@@ -46,9 +46,12 @@ def load_params() -> dict[str, Any]:
 
 # The code the features are computed by: an edited regex or cap changes what a score means as
 # surely as refitted parameters do. The section ranking feeds the features too.
-FEATURE_CODE: tuple[Path, ...] = tuple(
-    Path(__file__).with_name(name)
-    for name in ("question.py", "stances.py", "features.py", "sections.py")
+FEATURE_CODE: tuple[Path, ...] = (
+    *(
+        Path(__file__).with_name(name)
+        for name in ("question.py", "stances.py", "features.py", "sections.py")
+    ),
+    Path(__file__).parents[1] / "text" / "figures.py",  # what a number and a year are
 )
 
 

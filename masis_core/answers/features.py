@@ -11,7 +11,6 @@ import re
 from masis_core.answers.question import (
     CODE_Q,
     HOW_TO_Q,
-    YEAR,
     asked_in,
     asked_kind,
     head_stems,
@@ -31,6 +30,7 @@ from masis_core.answers.stances import (
 )
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
+from masis_core.text.figures import QUESTION_FIGURE, YEAR
 from masis_core.text.sentences import (
     claims,
     content_stems,
@@ -172,7 +172,7 @@ def _evidence_features(
         "max_dense": max((float(ev.get("score") or 0.0) for ev in evidence), default=0.0),
         "max_soft": max((float(ev.get("soft") or 0.0) for ev in evidence), default=0.0),
         "question_figures_missing": float(
-            any(n not in every for n in re.findall(r"\d[\d,.]*\d|\d", question))
+            any(n not in every for n in re.findall(QUESTION_FIGURE, question))
         ),
         "question_names_missing": (
             sum(n not in every.lower() for n in q_names) / len(q_names) if q_names else 0.0

@@ -10,6 +10,7 @@ import itertools
 import re
 
 from masis_core.answers.policy import POLICY
+from masis_core.text.figures import DIGIT_RUN, MEASURE, YEAR
 from masis_core.text.sentences import content_stems, defang, names, sentences, text_names
 from masis_core.text.words import stem, words
 
@@ -76,7 +77,6 @@ _NUMBER_WORDS = (
     r"|hundred|thousand|million|billion|dozen|half|twice|double|triple"
 )
 _NUMBER_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.I)
-DIGITS = re.compile(r"\d[\d,.]*")
 MONTHS = r"january|february|march|april|june|july|august|september|october|november|december"
 _HAS_DATE = re.compile(
     rf"\b(?:{MONTHS})\b|\b\d{{1,4}}[-/]\d{{1,2}}[-/]\d{{1,4}}\b"
@@ -84,7 +84,6 @@ _HAS_DATE = re.compile(
     re.I,
 )
 _HAS_VERSION = re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bversion \d|\brelease \d", re.I)
-YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
 
 
 def asked_kind(question: str) -> str:
@@ -193,7 +192,6 @@ _DIMENSIONS = (
     (re.compile(r"\b(?:distance|height|depth|width)\b|\bhow (?:far|tall)\b", re.I), ("length",)),
     # "How high is the unemployment rate?" names no unit: any figure answers it.
 )
-_MEASURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(°?[a-zA-Z%/]+)?")
 
 
 def dimensions(question: str) -> tuple[str, ...]:
@@ -209,7 +207,7 @@ def measured(families: tuple[str, ...], sentence: str) -> bool:
     "$35,000", "9 minutes")?"""
     if "money" in families and _CURRENCY.search(sentence):
         return True
-    for m in _MEASURE.finditer(sentence):
+    for m in MEASURE.finditer(sentence):
         unit = (m.group(1) or "").lower().rstrip("/.")
         if unit in _SCALES:  # "14.8 billion pounds"
             unit = next(iter(sentence[m.end() :].split()), "").lower().strip(".,;")
@@ -237,11 +235,11 @@ def counts_in(thing: str, question: str, sentence: str) -> bool:
     ("holds 40 datasets", "datasets: 40")? A figure elsewhere in the sentence counts something
     else: "the 2.8.0 release lists the companies that …" answers no "how many companies"."""
     tokens = re.findall(r"[\w.,-]+", sentence)
-    own = set(DIGITS.findall(question))
+    own = set(DIGIT_RUN.findall(question))
     figures = [
         k
         for k, t in enumerate(tokens)
-        if (DIGITS.fullmatch(t.rstrip(".,")) and t.rstrip(".,") not in own)
+        if (DIGIT_RUN.fullmatch(t.rstrip(".,")) and t.rstrip(".,") not in own)
         or _NUMBER_WORD.fullmatch(t)
     ]
     things = [k for k, t in enumerate(tokens) if stem(t.lower().strip(".,")) == thing]
@@ -273,10 +271,10 @@ def asked_in(kind: str, question: str, text: str) -> bool:
 def _figures_beyond(text: str, question: str) -> set[str]:
     """Figures of ``text`` that are not the question's own and not version or section numbers
     ('4.2.2', '1.3.1'): a manual is full of those, and they answer no 'how many'."""
-    own = set(DIGITS.findall(question))
+    own = set(DIGIT_RUN.findall(question))
     return {
         n.rstrip(".,")
-        for n in DIGITS.findall(text)
+        for n in DIGIT_RUN.findall(text)
         if n.rstrip(".,").count(".") < 2 and n.rstrip(".,") not in own
     }
 

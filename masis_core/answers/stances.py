@@ -11,18 +11,14 @@ from typing import Any
 
 from masis_core.answers.policy import POLICY
 from masis_core.answers.question import (
-    DIGITS,
     MONTHS,
-    YEAR,
     any_word,
     asked_kind,
     share,
 )
 from masis_core.state import Evidence
+from masis_core.text.figures import DIGIT_RUN, FIGURE_WITH_UNIT, YEAR
 from masis_core.text.sentences import content_stems, defang, markers, sentences
-
-_FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*(%|percent\b|[a-zA-Z]{2,})?")
-
 
 # -- how sources stand ---------------------------------------------------------------------------
 # Opposite positions on a claim, as an analyst's documents word them: direction, verdict,
@@ -147,7 +143,7 @@ def stance_clash(a: str, b: str) -> str | None:
 def _figures(text: str) -> dict[str, set[str]]:
     """Figures by the word after them: {'kilograms': {'21'}, '%': {'18.3'}}."""
     out: dict[str, set[str]] = {}
-    for value, unit in _FIGURE.findall(text):
+    for value, unit in FIGURE_WITH_UNIT.findall(text):
         if unit and not YEAR.fullmatch(value):
             out.setdefault(unit.lower(), set()).add(value.replace(",", ""))
     return out
@@ -189,7 +185,7 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
     if kind == "date":
         own = set(YEAR.findall(question))
         return {"year": {v for s in said for v in {*YEAR.findall(s), *_dates(s)}} - own}
-    own = set(DIGITS.findall(question))
+    own = set(DIGIT_RUN.findall(question))
     return {unit: values - own for unit, values in _figures(" ".join(said)).items()}
 
 
