@@ -163,8 +163,8 @@ def lead_answers(q: dict[str, Any], answer: str, citations: list[dict[str, Any]]
     """The check of a lead that answers the question: for a how-to question, the lead holds
     one of its answer terms ("read\\.fwf"); for a question with a gold page, the lead cites
     that page and, when the question asks for a figure, a date, a version or a name
-    (``judgement.asked_kind``), holds one."""
-    from masis_core.answers.judgement import asked_kind, kind_present
+    (``question.asked_kind``), holds one."""
+    from masis_core.answers.question import asked_kind, kind_present
 
     lead, cited = lead_of(answer, citations)
     if "answer_terms" in q:

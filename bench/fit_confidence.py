@@ -41,13 +41,10 @@ from bench.manual_abstain import right as manual_right
 from bench.manual_abstain import workspace as manual_workspace
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
 from ingest.isolate import die_with_parent
-from masis_core.answers import judgement
-from masis_core.answers.judgement import (
-    ANSWER_FEATURES,
-    DISPUTE_FEATURES,
-    LOW_CONFIDENCE,
-    MODES,
-)
+from masis_core.answers import confidence, judgement
+from masis_core.answers.confidence import LOW_CONFIDENCE, MODES
+from masis_core.answers.features import ANSWER_FEATURES, DISPUTE_FEATURES
+from masis_core.answers.features import features as draft_features
 from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
@@ -216,7 +213,7 @@ def with_features(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row's features, computed now from the recorded critic inputs."""
     for r in rows:
         j = r.get("judged")
-        r["features"] = judgement.features(j["question"], j["answer"], j["evidence"]) if j else None
+        r["features"] = draft_features(j["question"], j["answer"], j["evidence"]) if j else None
         r["llm_confidence"] = j.get("llm_confidence") if j else None
     return rows
 
@@ -228,7 +225,7 @@ def _logistic(
     c: float,
     weights: np.ndarray | None = None,
 ) -> dict:
-    """A standardised logistic regression, as ``judgement.model_probability`` reads it."""
+    """A standardised logistic regression, as ``confidence.model_probability`` reads it."""
     from sklearn.linear_model import LogisticRegression
 
     x = np.array([[r["features"].get(n, np.nan) for n in names] for r in rows], dtype=float)
@@ -265,9 +262,9 @@ def fit(
     for tau in np.arange(0.2, 0.81, 0.025):
         probe = {"dispute": dispute, "dispute_threshold": float(tau)}
         through = [
-            not judgement.disputed(
+            not confidence.disputed(
                 r["features"],
-                {"dispute": judgement.model_probability(dispute, r["features"])},
+                {"dispute": confidence.model_probability(dispute, r["features"])},
                 probe,
             )
             for r in rows
@@ -313,7 +310,7 @@ def decide(
     """The supervisor's rule on a judged draft: a conflict first, then the 0.65 bar."""
     if probs is None or feats is None:
         return stopped or "abstain"
-    if judgement.disputed(feats, probs, params):
+    if confidence.disputed(feats, probs, params):
         return "dispute"
     return "answer" if probs["answer"] >= LOW_CONFIDENCE else "abstain"
 
@@ -362,7 +359,7 @@ def predict(params: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str
         elif not f.get("answered"):
             out.append({"answer": 0.0, "abstain": 1.0, "dispute": 0.0})
         else:
-            out.append(judgement.probabilities(f, params))
+            out.append(confidence.probabilities(f, params))
     return out
 
 
@@ -378,7 +375,7 @@ def fit_all(
 
 
 def fit_answered(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, float] | None:
-    """``judgement.answered_probability``'s map: a Platt curve on the answer model's
+    """``confidence.answered_probability``'s map: a Platt curve on the answer model's
     log-odds over the drafts it answers, each labelled right only when answering was the
     right call (a missed dispute is wrong). Every decision stays as it was (the map is held
     at the bar), so mode accuracy cannot move; held out on fitzgov-dev the calibration error
@@ -398,7 +395,7 @@ def fit_answered(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str
             and p is not None
             and decide(r["features"], p, params, r["stopped"]) == "answer"
         ):
-            x.append([judgement.logit(p["answer"])])
+            x.append([confidence.logit(p["answer"])])
             y.append(r["expected"] == "answer")
     if len(y) < MIN_ANSWERED or len(set(y)) < 2:
         return None
@@ -436,7 +433,7 @@ def document_rows(params: dict[str, Any], rows: list[dict[str, Any]]) -> list[di
     (to show what the document model replaces)."""
     base = {k: v for k, v in params.items() if k != "documents"}
     return [
-        {**r, "development": judgement.probabilities(r["features"], base)["answer"]}
+        {**r, "development": confidence.probabilities(r["features"], base)["answer"]}
         for r in rows
         if r["features"] is not None
         and r["features"].get("answered")
@@ -474,7 +471,7 @@ def fit_documents(
     for train, test in splitter.split(np.zeros(len(docs)), y):
         model = _logistic([docs[i] for i in train], names, y[train], c)
         for i in test:
-            held[i] = judgement.model_probability(model, docs[i]["features"])
+            held[i] = confidence.model_probability(model, docs[i]["features"])
     before = [r["development"] for r in docs]
     return {
         **_logistic(docs, names, y, c),
@@ -495,8 +492,8 @@ def fit_llm_stack(rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[st
     params = {k: v for k, v in params.items() if k != "answered"}
     z = [
         [
-            judgement.logit(judgement.probabilities(r["features"], params)["answer"]),
-            judgement.logit(r["llm_confidence"]),
+            confidence.logit(confidence.probabilities(r["features"], params)["answer"]),
+            confidence.logit(r["llm_confidence"]),
         ]
         for r in usable
     ]
@@ -523,7 +520,7 @@ def manual_drafts(args: argparse.Namespace, params: dict[str, Any]) -> list[dict
     else:
         manual = []
         # The document model reads features only, not the development model: kept as shipped.
-        shipped = judgement.load_params().get("documents")
+        shipped = confidence.load_params().get("documents")
         if shipped is not None:
             params["documents"] = shipped
             print("document model kept as shipped (refit it with --manuals DIR)")
@@ -600,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.recompose:
         rows = recompose(rows, [])
     rows = with_features(rows)
-    names = [n for n in judgement.features("", "", []) if n not in args.drop and n != "answered"]
+    names = [n for n in draft_features("", "", []) if n not in args.drop and n != "answered"]
     params = fit_all(rows, names, args.c, args.dispute_weight)
     inside = scores(rows, predict(params, rows), params)
     held_out = cross_validate(rows, names, args.c, args.folds, args.seed, args.dispute_weight)
@@ -622,10 +619,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     print_fit(rows, params, inside, held_out, args.folds)
     if args.write:
-        judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
-        judgement.load_params.cache_clear()
-        judgement.judge_version.cache_clear()  # workspace maps fitted before are stale
-        print(f"written: {judgement.PARAMS_PATH}")
+        confidence.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
+        confidence.load_params.cache_clear()
+        confidence.judge_version.cache_clear()  # workspace maps fitted before are stale
+        print(f"written: {confidence.PARAMS_PATH}")
     return 0
 
 

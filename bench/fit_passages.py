@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from masis_core.answers import compose, judgement
-from masis_core.answers.judgement import asked_kind, kind_present
+from masis_core.answers import compose, confidence
+from masis_core.answers.question import asked_kind, kind_present
 
 QUESTIONS = [Path("bench/data/manual-answerable.json"), Path("bench/data/manual-howto.json")]
 VALIDATION = [Path("bench/data/manual-howto-validation.json")]
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         text = json.dumps({"weights": fitted, "provenance": provenance}, indent=1) + "\n"
         compose.WEIGHTS_PATH.write_text(text)
         compose.load_weights.cache_clear()
-        judgement.judge_version.cache_clear()  # the leads change: workspace maps are stale
+        confidence.judge_version.cache_clear()  # the leads change: workspace maps are stale
         print(f"written: {compose.WEIGHTS_PATH}")
     return 0
 

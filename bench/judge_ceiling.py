@@ -52,8 +52,9 @@ from bench.fit_confidence import recording_judge
 from bench.manual_abstain import workspace
 from bench.workspace_calibration import run_rows
 from evaluation.calibration import calibration_questions, outline_point, tasks_of
-from masis_core.answers import judgement
+from masis_core.answers import confidence
 from masis_core.answers.engine import OfflineEngine
+from masis_core.answers.features import features as draft_features
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
@@ -98,7 +99,7 @@ def record(bench: Workbench, ws_id: str, held: list[Path]) -> dict[str, list[dic
 
 def design(feats: list[dict[str, float]]) -> np.ndarray:
     """The document model's features of each draft, standardised as the model reads them."""
-    model = judgement.load_params()["documents"]
+    model = confidence.load_params()["documents"]
     mean, scale = np.array(model["mean"]), np.array(model["scale"])
     rows = [
         [float(f.get(n, m)) for n, m in zip(model["features"], mean, strict=True)] for f in feats
@@ -108,14 +109,14 @@ def design(feats: list[dict[str, float]]) -> np.ndarray:
 
 def features(drafts: list[Draft]) -> list[dict[str, float]]:
     """The judge's features of each draft, computed once (the reader reads every sentence)."""
-    return [judgement.features(d["question"], d["answer"], d["evidence"]) for d in drafts]
+    return [draft_features(d["question"], d["answer"], d["evidence"]) for d in drafts]
 
 
 def refit(x: np.ndarray, y: np.ndarray, strength: float) -> tuple[np.ndarray, float]:
     """The shipped weights moved towards ``(x, y)``: a Gaussian prior of precision
     ``strength`` on each weight (a tenth of it on the intercept) centred on the shipped one,
     fitted as the workspace map's Platt curve is (``map_logistic``)."""
-    model = judgement.load_params()["documents"]
+    model = confidence.load_params()["documents"]
     prior = np.r_[model["coef"], model["intercept"]]
     precision = np.r_[np.full(len(model["coef"]), strength), 0.1 * strength]
     v = map_logistic(np.column_stack([x, np.ones(len(x))]), y, prior, precision)
@@ -151,7 +152,7 @@ def measures(score: np.ndarray, held: list[dict[str, Any]]) -> dict[str, Any]:
     unanswerable = np.sort(score[~answerable])
     bar = unanswerable[math.ceil(0.9 * len(unanswerable)) - 1]  # abstains on 90% or more
     through = answerable & (score > bar)
-    shown = answerable & (score >= judgement.LOW_CONFIDENCE)
+    shown = answerable & (score >= confidence.LOW_CONFIDENCE)
     return {
         "auc_answerable": _auc(score, answerable),
         "auc_lead": _auc(score, lead),
@@ -159,7 +160,7 @@ def measures(score: np.ndarray, held: list[dict[str, Any]]) -> dict[str, Any]:
         "right_page_of_those": f"{int((through & page).sum())}/{int(through.sum())}",
         "answered_at_065": f"{int(shown.sum())}/{int(answerable.sum())}",
         "right_page_at_065": f"{int((shown & page).sum())}/{int(shown.sum())}",
-        "abstained_at_065": f"{int((score[~answerable] < judgement.LOW_CONFIDENCE).sum())}"
+        "abstained_at_065": f"{int((score[~answerable] < confidence.LOW_CONFIDENCE).sum())}"
         f"/{int((~answerable).sum())}",
         "ece_lead": reliability(list(zip(score.tolist(), lead.tolist(), strict=True)))["ece"],
     }
@@ -189,7 +190,7 @@ def scorings(data: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]
     # development model's way.
     shipped = np.array(
         [
-            judgement.probabilities(f)["answer"] if r["draft"]["answer"] else 0.0
+            confidence.probabilities(f)["answer"] if r["draft"]["answer"] else 0.0
             for f, r in zip(feats, held, strict=True)
         ]
     )

@@ -31,14 +31,14 @@ from bench.fit_confidence import DOCUMENT_FEATURES, DOCUMENT_WORDS, _logistic
 from bench.manual_abstain import workspace
 from evaluation.calibration import ask
 from masis_core.answers import compose as composer
-from masis_core.answers import judgement, sections
+from masis_core.answers import confidence, judgement, sections
+from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.answers.engine import OfflineEngine
-from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.answers.offline import render_answer
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
-from masis_core.state import Evidence, all_evidence
+from masis_core.state import Evidence
 from masis_core.workspaces.calibration import reliability
 from masis_core.workspaces.workbench import Workbench
 
@@ -84,7 +84,7 @@ def evidence_for(
         started = time.perf_counter()
         result = ask(graph, context, ws, q["question"])
         seconds.append(time.perf_counter() - started)
-        out.append(all_evidence(result))
+        out.append([*(result.get("evidence") or []), *(result.get("web_evidence") or [])])
         print(f"\r{i + 1}/{len(questions)}", end="", file=sys.stderr)
     print(
         f"\nfirst draft (planner to evaluator): median {statistics.median(seconds):.2f} s, "
@@ -180,7 +180,7 @@ def fit_judge(rows: list[dict[str, Any]], c: float = 1.0, folds: int = 5) -> dic
     for train, test in splitter.split(np.zeros(len(docs)), y):
         model = _logistic([docs[i] for i in train], names, y[train], c)
         for i in test:
-            held[i] = judgement.model_probability(model, docs[i]["features"])
+            held[i] = confidence.model_probability(model, docs[i]["features"])
     pairs = list(zip(held.tolist(), y.tolist(), strict=True))
     return {
         **_logistic(docs, names, y, c),
@@ -216,9 +216,9 @@ def main() -> None:
         model = fit_judge(rows)
         print(json.dumps(model["held_out"]))
         if args.write:
-            params = json.loads(judgement.PARAMS_PATH.read_text())
+            params = json.loads(confidence.PARAMS_PATH.read_text())
             params["documents"] = model
-            judgement.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
+            confidence.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
         return
     questions = [q for f in args.questions for q in json.loads(f.read_text())]
     bench = Workbench(Settings.local(args.data_dir, provider="offline", embed_model="wordllama"))

@@ -28,7 +28,7 @@ from unittest.mock import patch
 from bench.answer_quality import lead_of
 from ingest.chunking import flat
 from masis_core.answers import compose
-from masis_core.answers.judgement import LOW_CONFIDENCE
+from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench

@@ -41,8 +41,8 @@ from bench.answer_quality import lead_answers
 from bench.manual_abstain import right, workspace
 from evaluation.calibration import ask, calibrate_workspace
 from evaluation.governance import classify
+from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.answers.engine import OfflineEngine
-from masis_core.answers.judgement import LOW_CONFIDENCE
 from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext

@@ -46,7 +46,8 @@ from typing import Any, Literal
 
 from evaluation.outline import workspace_questions
 from masis_core.answers.engine import OfflineEngine
-from masis_core.answers.judgement import lead_of, phrase_pairs
+from masis_core.answers.features import lead_of
+from masis_core.answers.question import phrase_pairs
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.services.calibration import verdict_points

@@ -17,10 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from masis_core.answers.judgement import percent
+from masis_core.answers.policy import POLICY
 from masis_core.cli import bounded_int, setup_logging, share
 from masis_core.errors import AccessError, InputError, MasisError
-from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.modes import MODES
 from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
@@ -28,6 +27,7 @@ from masis_core.services.identity import cli_principal
 from masis_core.services.reports import citation_source
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import Accounts, Principal
+from masis_core.text.markup import percent
 from masis_core.workspaces.workbench import Workbench
 
 # ``sub.add_parser`` with the shared options bound: how every subcommand is registered.
@@ -402,9 +402,12 @@ def add_runs(add: AddCommand) -> None:
     ask.add_argument("--web", action="store_true", help="also search the web (needs Tavily)")
     ask.add_argument(
         "--max-retries",
-        type=bounded_int(0, MAX_RETRIES_LIMIT),
+        type=bounded_int(0, POLICY.max_retries_limit),
         default=None,
-        help=f"retries before the run asks you (0 to {MAX_RETRIES_LIMIT}; default 2)",
+        help=(
+            f"retries before the run asks you (0 to {POLICY.max_retries_limit}; "
+            f"default {POLICY.default_max_retries})"
+        ),
     )
     ask.add_argument("--mode", choices=MODES, default=None, help="retrieval mode")
     ask.add_argument(

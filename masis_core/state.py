@@ -65,9 +65,11 @@ class Critique(TypedDict, total=False):
     hallucination: bool
     conflicts: list[dict[str, Any]]  # {topic, sources: [{doc_id, filename, page, text}]}
     recommend_retry: bool
-    confidence_model: str  # "development" or "documents" (judgement.confidence_model)
+    confidence_model: str  # "development" or "documents" (confidence.confidence_model)
     judged_confidence: float  # the judge's score, when the workspace's calibration mapped it
     calibration: str  # "workspace" (its fitted map applied) or "global" (the judge's score)
+    # The confidence after each stage that applied, in order (answers/confidence.STAGES).
+    confidence_stages: dict[str, float]
 
 
 class HitlPayload(TypedDict, total=False):

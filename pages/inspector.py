@@ -8,6 +8,7 @@ import streamlit as st
 
 from masis_core.retrieval.thresholds import threshold_for
 from masis_core.services.inspection import (
+    confidence_paths,
     kept_summary,
     node_latency,
     pass_summary,
@@ -77,6 +78,12 @@ with runs_tab:
     else:
         st.dataframe(reasons, hide_index=True, width="stretch")
 
+    st.markdown("**Confidence, stage by stage**")
+    paths = confidence_paths(rec)
+    if not paths:
+        st.caption("No confidence in this run: the critic did not judge a draft.")
+    for n, path in enumerate(paths, start=1):
+        st.caption(f"Pass {n}: {path}")
     raw_trace(rec.trace)  # field names as recorded: the Research page says it in words
 
     st.subheader("Confidence against your verdicts")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from masis_core.answers.policy import POLICY
 from masis_core.errors import MasisError
-from masis_core.graph.nodes.supervisor import DEFAULT_MAX_RETRIES, MAX_RETRIES_LIMIT
 from masis_core.modes import MODES
 from masis_core.services.runs import RunRecord
 from masis_core.services.web import parse_domains
@@ -54,8 +54,8 @@ with st.form("ask"):
     max_retries = right.number_input(
         "Max retries before asking you",
         min_value=0,
-        max_value=MAX_RETRIES_LIMIT,
-        value=DEFAULT_MAX_RETRIES,
+        max_value=POLICY.max_retries_limit,
+        value=POLICY.default_max_retries,
         step=1,
     )
     trusted = left.toggle(

@@ -281,6 +281,16 @@ def test_inspector_draws_scores_threshold_and_latency(app: AppTest, plant, bench
     assert any("2 runs" in c.value or "candidates" in c.value for c in at.caption)
 
 
+def test_the_inspector_shows_the_confidence_stage_by_stage(app: AppTest, plant, bench) -> None:
+    """The run's confidence through the stages that applied, "model 0.41 → … 0.58"; the last
+    number is the run's confidence."""
+    rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    at = app.run().switch_page("pages/inspector.py").run()
+    assert not at.exception
+    (path,) = [c.value for c in at.caption if c.value.startswith("Pass 1: model ")]
+    assert path.endswith(f"{rec.confidence:.2f}")
+
+
 def test_every_pass_has_its_histogram_and_the_one_after_review_says_so(app, plant, bench):
     """Three passes, a rephrase at review, a fourth: the inspector had drawn three columns and
     dropped the fourth, the pass the analyst's own question started."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,11 @@ from evaluation.calibration import (
 )
 from ingest.pipeline import Ingestor, Source
 from masis_core.__main__ import main
+from masis_core.answers import confidence
 from masis_core.answers.engine import OfflineEngine
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
+from masis_core.services.inspection import confidence_paths
 from masis_core.services.jobs import Job, JobManager
 from masis_core.services.runs import RunService
 from masis_core.storage.registry import Workspace
@@ -37,6 +40,7 @@ from masis_core.workspaces.calibration import (
     platt,
     platt_table,
     reliability,
+    stale,
     table_of,
 )
 from masis_core.workspaces.workbench import Workbench
@@ -117,6 +121,34 @@ def platt_points(n: int, seed: int) -> list[Point]:
         Point(float(s), bool(rng.random() < c), "outline")
         for s, c in zip(scores, chance, strict=True)
     ]
+
+
+def test_an_edited_feature_makes_the_workspace_calibration_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace map is fitted on the judge's scores; a feature's code edited (one regex of
+    a copy of ``features.py``) changes what those scores mean, so the fit is stale and runs
+    fall back to the global model until the workspace is recalibrated."""
+    copies = []
+    for source in confidence.FEATURE_CODE:
+        copy = tmp_path / source.name
+        copy.write_bytes(source.read_bytes())
+        copies.append(copy)
+    monkeypatch.setattr(confidence, "FEATURE_CODE", tuple(copies))
+    confidence.judge_version.cache_clear()
+    try:
+        report = fit(under_confident())
+        assert not stale(report) and table_of(report, "offline") is not None
+        features = tmp_path / "features.py"
+        code = features.read_text()
+        edited = code.replace("min(3, ", "min(2, ")  # a cap: reporting sources count to 2
+        assert edited != code
+        features.write_text(edited)
+        confidence.judge_version.cache_clear()
+        assert stale(report)
+        assert table_of(report, "offline") is None
+    finally:
+        confidence.judge_version.cache_clear()
 
 
 def test_platt_recovers_the_curve_and_stays_monotone() -> None:
@@ -251,6 +283,8 @@ def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
     judged = before.confidence
     critic = [e for e in before.trace if e["node"] == "critic"][-1]
     assert critic["calibration"] == "global" and critic["judged_confidence"] is None
+    assert next(iter(critic["confidence_stages"])) == "model"
+    assert list(critic["confidence_stages"].values())[-1] == judged
     # This workspace's answers at the judge's score were right a fifth of the time.
     points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
     points += [Point(0.01, False, "outline") for _ in range(5)]
@@ -265,6 +299,10 @@ def test_the_critic_reports_the_workspace_map_and_the_judges_own_score(
     assert critic["calibration"] == "workspace"
     assert critic["judged_confidence"] == judged
     assert after.confidence == pytest.approx(critic["confidence"])
+    # The workspace map is the path's last stage, and the Inspector shows the whole path.
+    assert critic["confidence_stages"]["workspace"] == critic["confidence"]
+    path = confidence_paths(after)[-1]
+    assert path.startswith("model ") and path.endswith(f"→ workspace {critic['confidence']:.2f}")
     assert after.confidence < 0.35  # mapped down, so the answer now goes to review
     assert after.status == "needs_human" and after.hitl["kind"] == "low_confidence"
 

@@ -7,20 +7,15 @@ import json
 
 import pytest
 
-from masis_core.answers import judgement, offline
-from masis_core.answers.judgement import (
-    LOW_CONFIDENCE,
-    asked_clash,
-    asked_kind,
-    disputed,
-    features,
-    figure_clash,
-    judge,
-    kind_present,
-    percent,
-    stance_clash,
-)
+from masis_core.answers import confidence, judgement, offline, question, stances
+from masis_core.answers.confidence import LOW_CONFIDENCE, disputed
+from masis_core.answers.features import DISPUTE_FEATURES, features, lead_of
+from masis_core.answers.judgement import judge
+from masis_core.answers.question import asked_kind, kind_present
+from masis_core.answers.stances import asked_clash, figure_clash, stance_clash
 from masis_core.state import Evidence
+from masis_core.text.markup import percent
+from masis_core.text.sentences import content_stems
 from tests.texts import BRIDGE_A, BRIDGE_B
 
 UPS_RUNTIME = (
@@ -157,7 +152,7 @@ def test_opposed_sources_are_named_with_the_point_of_disagreement() -> None:
         "and criticized the review for relying on observational data.",
         doc="nejm-trial",
     )
-    params = {**judgement.load_params(), "dispute_threshold": 0.0}  # always report
+    params = {**confidence.load_params(), "dispute_threshold": 0.0}  # always report
     verdict = judge("Does the sweetener cause weight gain?", "x [1]", [a, b], params=params)
     assert verdict.features["opposed_pair"] == 1.0
     [conflict] = verdict.conflicts
@@ -175,7 +170,7 @@ def test_one_document_never_disputes_itself() -> None:
         ev(1, "The option increases throughput.", doc="manual"),
         ev(2, "The option decreases throughput.", doc="manual"),
     ]
-    params = {**judgement.load_params(), "dispute_threshold": 0.0}
+    params = {**confidence.load_params(), "dispute_threshold": 0.0}
     assert judge("Does the option help throughput?", "x [1]", same, params=params).conflicts == []
 
 
@@ -187,12 +182,12 @@ def test_empty_answer_has_zero_confidence() -> None:
 
 def test_llm_opinion_moves_the_probability() -> None:
     base = 0.7
-    assert judgement.with_opinion(base, 0.95) > base
-    assert judgement.with_opinion(base, 0.05) < base
+    assert confidence.with_opinion(base, 0.95) > base
+    assert confidence.with_opinion(base, 0.05) < base
 
 
 def test_shipped_parameters_match_the_features() -> None:
-    params = json.loads(judgement.PARAMS_PATH.read_text())
+    params = json.loads(confidence.PARAMS_PATH.read_text())
     # A lead that quotes its evidence: every feature has a measure (the reader's included).
     names = set(features("How do I install R?", f"{R_INSTALL} [1]", [ev(1, R_INSTALL)]))
     for model in ("answer", "dispute", "documents"):
@@ -200,9 +195,9 @@ def test_shipped_parameters_match_the_features() -> None:
         assert set(m["features"]) <= names
         assert len(m["coef"]) == len(m["mean"]) == len(m["scale"]) == len(m["features"])
     # The dispute model looks only at how the sources stand, never at coverage.
-    assert set(params["dispute"]["features"]) <= set(judgement.DISPUTE_FEATURES)
+    assert set(params["dispute"]["features"]) <= set(DISPUTE_FEATURES)
     assert 0.0 < params["dispute_threshold"] < 1.0
-    p = judgement.probabilities(features("How do I install R?", "R [1]", [ev(1, R_INSTALL)]))
+    p = confidence.probabilities(features("How do I install R?", "R [1]", [ev(1, R_INSTALL)]))
     assert p["answer"] + p["abstain"] == pytest.approx(1.0)
     assert 0.0 <= p["dispute"] <= 1.0
 
@@ -229,7 +224,7 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     model said 99% for user-phrased manual questions that were answered right half the time
     (``bench.manual_abstain --howto``). There, the document model fitted on manual questions
     gives the probability; short passages keep the development model."""
-    params = judgement.load_params()
+    params = confidence.load_params()
     docs = params["documents"]
     q = "How do I make upsd listen on another port?"
     answer = (
@@ -241,15 +236,15 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     short_feats = features(q, answer, [ev(1, short)])
     assert long_feats["passage_words"] >= docs["min_words"] > short_feats["passage_words"]
     assert long_feats["how_to"] == 1.0 and long_feats["lead_coverage"] > 0
-    on_documents = judgement.probabilities(long_feats)["answer"]
-    assert on_documents == pytest.approx(judgement.model_probability(docs, long_feats))
-    assert judgement.probabilities(short_feats)["answer"] == pytest.approx(
-        judgement.answered_probability(
-            judgement.model_probability(params["answer"], short_feats), params
+    on_documents = confidence.probabilities(long_feats)["answer"]
+    assert on_documents == pytest.approx(confidence.model_probability(docs, long_feats))
+    assert confidence.probabilities(short_feats)["answer"] == pytest.approx(
+        confidence.answered_probability(
+            confidence.model_probability(params["answer"], short_feats), params
         )
     )
     # The same draft is not rated like a snippet written for the question.
-    assert on_documents < judgement.model_probability(params["answer"], long_feats)
+    assert on_documents < confidence.model_probability(params["answer"], long_feats)
     # ... and the critic says which model spoke.
     assert judgement.judge(q, answer, [ev(1, NUT_LISTEN)]).model == "documents"
     assert judgement.judge(q, answer, [ev(1, short)]).model == "development"
@@ -260,7 +255,27 @@ def test_answers_drawn_from_documents_get_the_document_model() -> None:
     q = "How many hours does upsd take to apply a new LISTEN address?"
     feats = features(q, answer, [ev(1, NUT_LISTEN)])
     assert feats["asked_missing_cited"] == 1.0
-    assert judgement.probabilities(feats)["answer"] < LOW_CONFIDENCE
+    assert confidence.probabilities(feats)["answer"] < LOW_CONFIDENCE
+
+
+def test_the_confidence_passes_its_stages_in_order_and_ends_at_the_judges_number() -> None:
+    """One pipeline, each stage named: the missing-words cap holds a development draft that
+    lacks what is asked at the fitted rate, the LLM's opinion moves it, the answered map
+    follows, a dispute passes it on; the last stage is the confidence the critic reports."""
+    params = confidence.load_params()
+    q = "How many hours does upsd take to apply a new LISTEN address?"
+    short = "upsd reads the LISTEN lines of upsd.conf when it starts."
+    feats = features(q, f"{short} [1]", [ev(1, short)])
+    assert feats["asked_missing_cited"] == 1.0
+    stages = confidence.confidence_stages(feats, params)
+    assert list(stages) == ["model", "cap", "answered"]
+    assert stages["cap"] == min(stages["model"], params["asked_missing_rate"])
+    with_llm = confidence.confidence_stages(feats, params, 0.9, disputed=True)
+    assert list(with_llm) == ["model", "cap", "opinion", "answered", "dispute"]
+    assert with_llm["opinion"] > with_llm["cap"] and with_llm["dispute"] == with_llm["answered"]
+    assert list(with_llm) == [s for s in confidence.STAGES if s in with_llm]  # in order
+    verdict = judge(q, f"{short} [1]", [ev(1, short)])
+    assert list(verdict.stages.values())[-1] == verdict.confidence
 
 
 @pytest.mark.parametrize(
@@ -295,9 +310,9 @@ def test_agreeing_sources_are_no_dispute() -> None:
     verdict = judge(question, "x [1]", [a, b])
     assert verdict.features["opposed_pair"] == 0.0
     assert verdict.features["topic_pair"] == 1.0
-    assert verdict.probabilities["dispute"] < judgement.load_params()["dispute_threshold"]
+    assert verdict.probabilities["dispute"] < confidence.load_params()["dispute_threshold"]
     assert verdict.conflicts == []
-    forced = {**judgement.load_params(), "dispute_threshold": 0.0}
+    forced = {**confidence.load_params(), "dispute_threshold": 0.0}
     [shown] = judge(question, "x [1]", [a, b], params=forced).conflicts
     assert shown["reason"] == "the sources report different findings"
     assert [s["doc_id"] for s in shown["sources"]] == ["user-manual", "developer-guide"]
@@ -307,7 +322,7 @@ def test_sources_off_the_question_are_never_a_dispute() -> None:
     """Chunks of two manuals that merely sit in one result list are not two positions."""
     a = ev(1, R_INSTALL, doc="R-admin")
     b = ev(2, UPS_SHUTDOWN, doc="user-manual")
-    forced = {**judgement.load_params(), "dispute_threshold": 0.0}
+    forced = {**confidence.load_params(), "dispute_threshold": 0.0}
     verdict = judge("How do I install R from source?", "x [1]", [a, b], params=forced)
     assert verdict.features["topic_pair"] == 0.0
     assert verdict.conflicts == []
@@ -324,8 +339,8 @@ def test_opposite_verdicts_and_dates_are_points_of_opposition() -> None:
         "The grievance documents that the principal's leadership has created a toxic and "
         "unsustainable workplace for the school's teachers."
     )
-    assert judgement.valence(good) > 0 > judgement.valence(bad)
-    pair = judgement._pairs(
+    assert stances.valence(good) > 0 > stances.valence(bad)
+    pair = stances.pairs_of(
         "Is the principal effective at improving the school?",
         [ev(1, good, doc="report"), ev(2, bad, doc="grievance")],
     )
@@ -343,13 +358,13 @@ def test_opposite_verdicts_and_dates_are_points_of_opposition() -> None:
 def test_how_many_is_answered_by_a_count_of_the_thing_asked() -> None:
     """ "How many datasets" is answered by "Around 100 datasets", not by a version number
     or a page number elsewhere in a sentence that names the thing."""
-    assert judgement.counted("How many datasets are supplied with R?") == "dataset"
-    assert judgement.asked_in(
+    assert question.counted("How many datasets are supplied with R?") == "dataset"
+    assert question.asked_in(
         "quantity",
         "How many datasets are supplied with R?",
         "Around 100 datasets are supplied with R (see function data()).",
     )
-    assert not judgement.asked_in(
+    assert not question.asked_in(
         "quantity",
         "How many companies use PyTables in production?",
         "PyTables 3.8 is used by companies in production; see page 12 of the guide.",
@@ -361,10 +376,10 @@ def test_a_version_of_something_else_does_not_answer_which_version() -> None:
     the pipe operator. The kind of answer ("version") is not the subject: the version must
     stand by what the question is about."""
     q = "Which R version introduced the pipe operator?"
-    assert judgement.head_stems(q, subject=True) == judgement.content_stems("introduced pipe")
+    assert question.head_stems(q, subject=True) == content_stems("introduced pipe")
     cover = "This manual is for R, version 4.2.2 Patched (2022-11-10)."
-    assert not judgement.asked_in("version", q, cover)
-    assert judgement.asked_in("version", q, "The native pipe operator was introduced in R 4.1.0.")
+    assert not question.asked_in("version", q, cover)
+    assert question.asked_in("version", q, "The native pipe operator was introduced in R 4.1.0.")
     critique = offline.critique(q, f"{cover} [1]", [ev(1, cover, score=0.4)])
     assert critique["confidence"] < LOW_CONFIDENCE
 
@@ -374,21 +389,21 @@ def test_a_measure_is_answered_only_by_a_figure_in_its_units() -> None:
     cables: a figure, but no length. "What is the maximum cable length …?" was 99% on it."""
     q = "What is the maximum cable length for a serial UPS connection?"
     manual = "The 940-0024C cable was not yet understood, so this happened over the serial hack."
-    assert not judgement.asked_in("quantity", q, manual)
+    assert not question.asked_in("quantity", q, manual)
     for answer in ("A serial cable can be up to 15 m long.", "Keep the serial cable under 50ft."):
-        assert judgement.asked_in("quantity", q, answer)
+        assert question.asked_in("quantity", q, answer)
     critique = offline.critique(q, f"{manual} [1]", [ev(1, manual, score=0.5)])
     assert critique["confidence"] < LOW_CONFIDENCE
     # Speeds, money at scale and figures of questions that name no unit.
-    assert judgement.measured(("speed", "time"), "exactly 299,792,458 metres per second")
-    assert judgement.measured(("money",), "The budget was set at 14.8 billion pounds.")
-    assert judgement.measured(("money",), "The average cost was $35,000.")
-    assert not judgement.measured(("length",), "It formed 3 million years ago.")
-    assert judgement.dimensions("How many drivers does NUT ship?") == ()
+    assert question.measured(("speed", "time"), "exactly 299,792,458 metres per second")
+    assert question.measured(("money",), "The budget was set at 14.8 billion pounds.")
+    assert question.measured(("money",), "The average cost was $35,000.")
+    assert not question.measured(("length",), "It formed 3 million years ago.")
+    assert question.dimensions("How many drivers does NUT ship?") == ()
     # A noun naming the measure decides; "how high" alone names no unit.
-    assert judgement.dimensions("How high is the temperature in the boiler?") == ("temperature",)
-    assert judgement.dimensions("How high is the unemployment rate?") == ()
-    assert "time" in judgement.dimensions("What is the length of the warranty?")
+    assert question.dimensions("How high is the temperature in the boiler?") == ("temperature",)
+    assert question.dimensions("How high is the unemployment rate?") == ()
+    assert "time" in question.dimensions("What is the length of the warranty?")
 
 
 def test_a_sentence_capitalised_only_at_its_start_names_nobody() -> None:
@@ -457,7 +472,7 @@ def test_the_confidence_is_read_from_the_lead_passage_only() -> None:
     assert judgement.judge(q, f"{strong}\n\n{weak}", evidence).confidence == pytest.approx(
         judgement.judge(q, strong, evidence).confidence
     )
-    assert judgement.lead_of(f"{weak}\n\n{strong}") == weak
+    assert lead_of(f"{weak}\n\n{strong}") == weak
 
 
 def test_the_lead_chunks_retrieval_scores_are_the_leads_own() -> None:
@@ -475,7 +490,7 @@ def test_the_lead_chunks_retrieval_scores_are_the_leads_own() -> None:
     assert cited_strong["lead_chunk_soft"] == 0.9
     assert judgement.judge(q, answer, [strong, weak]).model == "documents"
     assert (
-        judgement.probabilities(cited_strong)["answer"] > judgement.probabilities(feats)["answer"]
+        confidence.probabilities(cited_strong)["answer"] > confidence.probabilities(feats)["answer"]
     )
 
 
@@ -492,13 +507,13 @@ def test_a_lead_citing_a_web_result_alone_has_no_retrieval_scores_to_read() -> N
     lead_chunk = ("lead_chunk_dense", "lead_chunk_keywords", "lead_chunk_soft")
     assert not set(lead_chunk) & set(feats)
     assert judgement.judge(q, answer, [web, kb]).model == "documents"
-    docs = judgement.load_params()["documents"]
+    docs = confidence.load_params()["documents"]
     mean = dict(zip(docs["features"], docs["mean"], strict=True))
     at_mean = {**feats, **{n: mean[n] for n in lead_chunk}}
     unmatched = {**feats, **dict.fromkeys(lead_chunk, 0.0)}
-    p = judgement.probabilities(feats)["answer"]
-    assert p == pytest.approx(judgement.probabilities(at_mean)["answer"])
-    assert p > judgement.probabilities(unmatched)["answer"]
+    p = confidence.probabilities(feats)["answer"]
+    assert p == pytest.approx(confidence.probabilities(at_mean)["answer"])
+    assert p > confidence.probabilities(unmatched)["answer"]
     # a lead citing a document chunk as well reads that chunk's scores, not the web score
     both = features(q, answer.replace("[1]", "[1][2]"), [web, kb])
     assert [both[n] for n in lead_chunk] == [0.4, 0.7, 0.6]
@@ -509,28 +524,28 @@ def test_an_answered_drafts_confidence_counts_a_hidden_conflict_and_moves_no_dec
     right (a missed dispute counts wrong); the map never takes an answer under the bar and
     leaves drafts under it as they were."""
     params = {"answered": {"a": 0.5, "b": 0.2}}
-    bar = judgement.LOW_CONFIDENCE
-    assert judgement.answered_probability(0.6, params) == 0.6
-    high = judgement.answered_probability(0.97, params)
+    bar = confidence.LOW_CONFIDENCE
+    assert confidence.answered_probability(0.6, params) == 0.6
+    high = confidence.answered_probability(0.97, params)
     assert bar <= high < 0.97
-    assert judgement.answered_probability(0.66, params) >= bar
-    assert judgement.answered_probability(0.97, {}) == 0.97
+    assert confidence.answered_probability(0.66, params) >= bar
+    assert confidence.answered_probability(0.97, {}) == 0.97
     # Monotone: a higher score never reads lower.
-    scores = [judgement.answered_probability(p / 100, params) for p in range(50, 100)]
+    scores = [confidence.answered_probability(p / 100, params) for p in range(50, 100)]
     assert scores == sorted(scores)
     # The shipped map was fitted: an answer the evidence model is sure of reads lower.
-    shipped = judgement.load_params()["answered"]
-    assert judgement.answered_probability(0.99, {"answered": shipped}) < 0.99
+    shipped = confidence.load_params()["answered"]
+    assert confidence.answered_probability(0.99, {"answered": shipped}) < 0.99
     # With Ollama the model's opinion is stacked first: the map still moves no decision.
-    shipped_params = judgement.load_params()
+    shipped_params = confidence.load_params()
     without = {k: v for k, v in shipped_params.items() if k != "answered"}
     feats = features("How do I install R?", "Run the installer. [1]", [ev(1, R_INSTALL)])
-    assert judgement.confidence_model(feats, shipped_params) == "development"
+    assert confidence.confidence_model(feats, shipped_params) == "development"
     decisions = set()
     for opinion in (0.01, 0.02, 0.3, 0.6, 0.9, 0.99):
-        mapped = judgement.probabilities(feats, shipped_params, opinion)["answer"]
-        plain = judgement.probabilities(feats, without, opinion)["answer"]
-        assert mapped == pytest.approx(judgement.answered_probability(plain, shipped_params))
+        mapped = confidence.probabilities(feats, shipped_params, opinion)["answer"]
+        plain = confidence.probabilities(feats, without, opinion)["answer"]
+        assert mapped == pytest.approx(confidence.answered_probability(plain, shipped_params))
         assert (mapped >= bar) == (plain >= bar)
         decisions.add(mapped >= bar)
     assert decisions == {True, False}  # the opinions took the draft to both sides of the bar

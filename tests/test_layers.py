@@ -157,6 +157,32 @@ def test_the_core_checker_sees_sideways_and_upward_imports(tmp_path: Path) -> No
     assert core_violations(module, "retrieval") == []
 
 
+# The judge's rooms inside ``answers``, bottom to top: reading the question, how sources
+# stand, the features, the fitted confidence, and the one entry point ``judge``.
+JUDGE_ROOMS = ["question", "stances", "features", "confidence", "judgement"]
+
+
+def test_the_judges_rooms_import_downwards_only() -> None:
+    """``question`` knows nothing of the judge; ``compose`` and ``sections`` read the question
+    from it, not from the judge; no room imports one above it."""
+    rank = {room: k for k, room in enumerate(JUDGE_ROOMS)}
+    wrong = []
+    for room in JUDGE_ROOMS:
+        path = ROOT / "masis_core" / "answers" / f"{room}.py"
+        for name in imported_modules(path):
+            other = name.removeprefix("masis_core.answers.").split(".")[0]
+            if name.startswith("masis_core.answers.") and rank.get(other, -1) > rank[room]:
+                wrong.append(f"{room} imports {other}")
+    for reader in ("compose", "sections"):
+        path = ROOT / "masis_core" / "answers" / f"{reader}.py"
+        wrong.extend(
+            f"{reader} borrows from {name}"
+            for name in imported_modules(path)
+            if name.split(".")[2:3] and name.split(".")[2] in JUDGE_ROOMS[1:]
+        )
+    assert not wrong, "\n".join(wrong)
+
+
 def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
 

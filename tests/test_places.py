@@ -77,7 +77,7 @@ def test_the_source_view_shows_the_place_and_highlights_the_cited_words() -> Non
 
 
 def test_a_conflicting_source_shows_its_place_or_its_page() -> None:
-    from masis_core.answers.judgement import source_ref
+    from masis_core.answers.stances import source_ref
     from ui.views import source_place
 
     ref = source_ref(

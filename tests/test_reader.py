@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from masis_core.answers import compose, judgement
+from masis_core.answers import compose, confidence
+from masis_core.answers.features import features as draft_features
 from masis_core.config import get_settings
 from masis_core.llm import reader
 from masis_core.state import Evidence
@@ -129,7 +130,7 @@ def test_switched_off_the_engine_answers_by_words_alone(
     evidence = [_ev(1, DISTRACTOR), _ev(2, HOLD)]
     with_reader = compose.windows(FREEZE, evidence)
     assert all("meaning" in w.features for w in with_reader)
-    on = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
+    on = draft_features(FREEZE, f"{HOLD} [2]", evidence)
     assert on["lead_meaning"] > 0.4 and "lead_meaning_gap" in on
 
     monkeypatch.setenv("MASIS_READER", "false")
@@ -137,10 +138,10 @@ def test_switched_off_the_engine_answers_by_words_alone(
     assert reader.get_reader() is None
     without = compose.windows(FREEZE, evidence)
     assert without and all("meaning" not in w.features for w in without)
-    off = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
+    off = draft_features(FREEZE, f"{HOLD} [2]", evidence)
     assert "lead_meaning" not in off and "lead_meaning_gap" not in off
     # Absent features are read as their fitted means: a probability all the same.
-    assert 0.0 < judgement.probabilities(off)["answer"] < 1.0
+    assert 0.0 < confidence.probabilities(off)["answer"] < 1.0
 
 
 def _scores(evidence: list[Evidence]) -> dict[str, float]:
@@ -162,8 +163,8 @@ def test_the_passage_that_answers_in_other_words_gains_on_one_that_shares_words(
     assert on[HOLD] - on[DISTRACTOR] > off[HOLD] - off[DISTRACTOR] + 0.3
     monkeypatch.delenv("MASIS_READER")
     _reload()
-    right = judgement.features(FREEZE, f"{HOLD} [2]", evidence)
-    wrong = judgement.features(FREEZE, f"{DISTRACTOR} [1]", evidence)
+    right = draft_features(FREEZE, f"{HOLD} [2]", evidence)
+    wrong = draft_features(FREEZE, f"{DISTRACTOR} [1]", evidence)
     assert right["lead_meaning"] > wrong["lead_meaning"] + 0.1
     assert right["lead_meaning_gap"] > 0 > wrong["lead_meaning_gap"]
 
@@ -173,20 +174,20 @@ def test_a_workspace_map_fitted_with_the_reader_is_not_applied_without_it(
 ) -> None:
     """The judge's scores change with the reader: so does the fingerprint a map is stored
     with (``calibration.table_of`` applies a map only to the judge it was fitted on)."""
-    judgement.judge_version.cache_clear()
-    with_reader = judgement.judge_version()
+    confidence.judge_version.cache_clear()
+    with_reader = confidence.judge_version()
     monkeypatch.setenv("MASIS_READER", "false")
     _reload()
-    judgement.judge_version.cache_clear()
-    words_alone = judgement.judge_version()
+    confidence.judge_version.cache_clear()
+    words_alone = confidence.judge_version()
     assert words_alone != with_reader
     # Switched on but refused (weights not the measured ones): read by words, and said so.
     monkeypatch.delenv("MASIS_READER")
     monkeypatch.setattr(reader, "WEIGHTS_SHA256", "0" * 64)
     _reload()
-    judgement.judge_version.cache_clear()
-    assert judgement.judge_version() == words_alone
-    judgement.judge_version.cache_clear()
+    confidence.judge_version.cache_clear()
+    assert confidence.judge_version() == words_alone
+    confidence.judge_version.cache_clear()
 
 
 def test_runs_in_threads_read_what_one_run_alone_reads() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from ingest.highlight import align, fold
 from masis_core.answers.followup import noun_phrase
-from masis_core.answers.judgement import head_stems
+from masis_core.answers.question import head_stems
 from masis_core.retrieval.bm25 import chunk_words, content_words, keyword_columns, tokenize
 from masis_core.retrieval.quality import keywords
 from masis_core.text.sentences import content_stems

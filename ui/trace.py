@@ -9,9 +9,8 @@ from typing import Any
 
 import streamlit as st
 
-from masis_core.answers.judgement import percent
 from masis_core.services.steps import RETRY_WORDS, kept_for, step_words
-from masis_core.text.markup import counted, plain, untrusted
+from masis_core.text.markup import counted, percent, plain, untrusted
 
 NODE_ICONS = {
     "supervisor": "🧭",

@@ -11,7 +11,6 @@ from typing import Any
 
 import streamlit as st
 
-from masis_core.answers.judgement import percent
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
 from masis_core.retrieval.vocabulary import language_notice, recorded_unknown
@@ -21,6 +20,7 @@ from masis_core.storage.registry import Workspace
 from masis_core.text.markup import (
     counted,
     escape_markdown,
+    percent,
     plain,
     quote_block,
     safe_link,

@@ -24,13 +24,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from masis_core.answers.judgement import (
-    asked_in,
-    asked_kind,
-    how_to,
-    new_code,
-    phrase_pairs,
-)
+from masis_core.answers.policy import POLICY
+from masis_core.answers.question import asked_in, asked_kind, how_to, new_code, phrase_pairs
 from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
@@ -39,22 +34,22 @@ from masis_core.text.sentences import Segment, content_stems, defang, segment
 log = logging.getLogger(__name__)
 
 WEIGHTS_PATH = Path(__file__).with_name("passage_weights.json")
-MAX_LEAD_SENTENCES = 4
-MAX_ALSO = 2
-MAX_ALSO_SENTENCES = 2  # an "Also relevant" passage points elsewhere; the lead answers
-MIN_SENTENCE_WORDS = 3
-MAX_SENTENCE_WORDS = 90
-MAX_WINDOW_WORDS = 160
+MAX_LEAD_SENTENCES = POLICY.max_lead_sentences
+MAX_ALSO = POLICY.max_also
+MAX_ALSO_SENTENCES = POLICY.max_also_sentences
+MIN_SENTENCE_WORDS = POLICY.min_sentence_words
+MAX_SENTENCE_WORDS = POLICY.max_sentence_words
+MAX_WINDOW_WORDS = POLICY.max_window_words
 # A window must cover this share of the question's content words (those the evidence has at
 # all) to be quoted: the 10th percentile of the best sentence of relevant passages on
 # fitzgov-dev; "Also relevant" passages also need this share of the lead's coverage.
-RELEVANCE = 1 / 3
-RELATIVE_RELEVANCE = 0.6
-DUPLICATE_JACCARD = 0.6
+RELEVANCE = POLICY.relevance
+RELATIVE_RELEVANCE = POLICY.relative_relevance
+DUPLICATE_JACCARD = POLICY.duplicate_jaccard
 # Question words found only in a sentence's section heading count this much.
-HEADING_WEIGHT = 0.5
+HEADING_WEIGHT = POLICY.heading_weight
 # Chunks overlap by 40 words (ingest.chunking); a longer search costs nothing that matters.
-MAX_OVERLAP_WORDS = 120
+MAX_OVERLAP_WORDS = POLICY.max_overlap_words
 
 _CHUNK_INDEX = re.compile(r"/(\d+)$")
 _ITEM_MARKER = re.compile(r"^\(?(\d{1,2})[.)]$")
@@ -230,7 +225,7 @@ def whole_list(w: Window) -> Window:
 
 
 _ENTRY_QUESTION = re.compile(r"^[^?]{3,250}\?$")
-MAX_ENTRY_WORDS = 30
+MAX_ENTRY_WORDS = POLICY.max_entry_words
 _REPLY = re.compile(r"^(?:Yes|No)(?:, \w+)?[.!]$")  # a FAQ entry's first word: the answer
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from masis_core.answers import aggregate, judgement, sections
+from masis_core.answers.confidence import LOW_CONFIDENCE, rounded
 from masis_core.answers.followup import standalone, subject_queries
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
 from masis_core.retrieval.quality import keywords
@@ -120,6 +121,7 @@ def critique(question: str, answer: str, evidence: list[Evidence]) -> Critique:
         logical_gaps=missing,
         hallucination=False,
         conflicts=verdict.conflicts,
-        recommend_retry=confidence < judgement.LOW_CONFIDENCE,
+        recommend_retry=confidence < LOW_CONFIDENCE,
         confidence_model=verdict.model if computed is None else "computed",
+        confidence_stages=rounded(verdict.stages),
     )

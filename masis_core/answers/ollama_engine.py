@@ -17,7 +17,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from masis_core import prompts
-from masis_core.answers import judgement
+from masis_core.answers import judgement, stances
+from masis_core.answers.confidence import LOW_CONFIDENCE, rounded
 from masis_core.answers.engine import (
     OfflineEngine,
     StepResult,
@@ -366,7 +367,7 @@ class OllamaEngine:
         named = []  # the model's own pairs: it reads meaning, so it names the point better
         for c in review.conflicts:
             sources = [
-                judgement.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
+                stances.source_ref(evidence[n - 1], evidence[n - 1].get("text", "")[:300])
                 for n in c.sources
                 if 1 <= n <= len(evidence)
             ]
@@ -393,8 +394,9 @@ class OllamaEngine:
             logical_gaps=list(review.logical_gaps),
             hallucination=bool(review.hallucination),
             conflicts=(named or verdict.conflicts) if verdict.conflicts else [],
-            recommend_retry=confidence < judgement.LOW_CONFIDENCE,
+            recommend_retry=confidence < LOW_CONFIDENCE,
             confidence_model=verdict.model,
+            confidence_stages=rounded(verdict.stages),
         )
         said.value = value
         return said

@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from masis_core.state import Evidence
+from masis_core.text.figures import CELL_FIGURE
 from masis_core.text.sentences import content_stems, defang
 from masis_core.text.tables import CELL, looks_like_header
 from masis_core.text.words import WORD
@@ -28,9 +29,6 @@ from masis_core.text.words import WORD
 _BAR = re.compile(r"(?<!\S)\|(?!\S)")
 # A table block's place ends with its rows ("rows 2–14", "Q3, rows 2–14", "… table 1, row 2").
 ROWS_PLACE = re.compile(r"\brows? \d+(?:–\d+)?$")
-# A figure as a table or a question writes it, inside a word too ("susv3", "COVID-19"), without
-# its sign or unit: "-5" and "50%" are asked of the rows "-5" and "50%".
-_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 # Decimals this long are a fixed format's ("%.6f"), their trailing zeros padding.
 _PADDED = 4
 # A row of more words is cut to its first cell and the cells the question names.
@@ -84,7 +82,7 @@ def _figures(text: str) -> set[str]:
     fixed-format decimal's padding dropped ("54.400000" is the "54.4" asked; "3.10" stays
     itself, a version is no "3.1")."""
     out: set[str] = set()
-    for n in _FIGURE.findall(text.replace(",", "")):
+    for n in CELL_FIGURE.findall(text.replace(",", "")):
         parts = n.split(".")
         out.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
         if len(parts) == 2 and len(parts[1]) >= _PADDED and parts[1].endswith("00"):

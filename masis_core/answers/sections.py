@@ -28,20 +28,21 @@ from masis_core.answers.compose import (
     Window,
     whole_list,
 )
+from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import content_stems
 
 # A section whose quotable text is this short is an entry (a FAQ answer, a glossary item): its
 # opening answers (48 of 60 FAQ questions in its first 50 words), so it is quoted from there.
-SHORT_SECTION_WORDS = 120
-OPENING_WORDS = 60  # an opening quote grows by whole sentences to at least this many words
-MAX_OPENING_WORDS = 110
-BM25_K1 = 1.2
-BM25_B = 0.75
-HEADING_REPEAT = 2  # a heading's words count twice: it names what the section is about
-MAX_READ_WORDS = 180  # the reader reads about this much of a section (256 word pieces)
-OFFERED = 3  # the lead and two options: what a review offers
+SHORT_SECTION_WORDS = POLICY.short_section_words
+OPENING_WORDS = POLICY.opening_words
+MAX_OPENING_WORDS = POLICY.max_opening_words
+BM25_K1 = POLICY.bm25_k1
+BM25_B = POLICY.bm25_b
+HEADING_REPEAT = POLICY.heading_repeat
+MAX_READ_WORDS = POLICY.max_read_words
+OFFERED = POLICY.offered
 
 
 @dataclass
@@ -199,7 +200,7 @@ def choose(question: str, found: list[Window], headings: dict[int, list[str]]) -
 
 
 def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
-    """How clearly the first section won, for the judge (``judgement.features``): its
+    """How clearly the first section won, for the judge (``features.features``): its
     summed z-score over the second's, its BM25 score and its reader cosine. Empty when the
     evidence has no sections (the composer then chose as before)."""
     found, headings = _windows(question, evidence)

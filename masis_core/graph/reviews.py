@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, get_args
 
-from masis_core.answers.judgement import asked_clash, figure_clash
+from masis_core.answers.stances import asked_clash, figure_clash
 from masis_core.state import Evidence, HitlKind, HitlPayload
 from masis_core.text.sentences import markers, strip_markers
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from masis_core.answers.judgement import judge_version
+from masis_core.answers.confidence import judge_version
 from masis_core.services.records import RunRecord, RunStore
 from masis_core.workspaces.calibration import ENGINE, CalibrationStore, Point, stale
 from masis_core.workspaces.workbench import Workbench
@@ -24,7 +24,7 @@ VERDICT_LIMIT = 10_000
 
 def _score(entry: dict[str, Any]) -> float | None:
     """A critic entry's own judge score; None when the judge that gave it is not today's
-    (``judgement.judge_version``): its scores meant something else, and the workspace map is
+    (``confidence.judge_version``): its scores meant something else, and the workspace map is
     fitted on today's."""
     if entry.get("judge") != judge_version():
         return None

@@ -120,6 +120,16 @@ def retry_reasons(rec: RunRecord) -> pd.DataFrame:
     )
 
 
+def confidence_paths(rec: RunRecord) -> list[str]:
+    """Each critic pass's confidence through the stages that applied, as the Inspector shows
+    it: "model 0.41 → cap 0.41 → workspace 0.58" (``answers/confidence.STAGES``)."""
+    return [
+        " → ".join(f"{name} {float(value):.2f}" for name, value in stages.items())
+        for e in rec.trace
+        if e.get("node") == "critic" and (stages := e.get("confidence_stages"))
+    ]
+
+
 def workspace_scores(runs: Iterable[RunRecord]) -> pd.DataFrame:
     """Every candidate score of every run in a workspace: the distribution behind a threshold."""
     frames = [f for f in (score_rows(r) for r in runs) if not f.empty]

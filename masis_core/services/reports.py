@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 
-from masis_core.answers.judgement import percent
 from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.rows import ROWS_PLACE, cells_of, row_line
 from masis_core.answers.rows import parse as parse_table
@@ -20,6 +19,7 @@ from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
     escape_markdown,
+    percent,
     quote_block,
     safe_link,
     untrusted,

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from masis_core.answers.followup import Rewrite
+from masis_core.answers.policy import POLICY
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, WorkspaceError
 from masis_core.graph.build import compile_graph
-from masis_core.graph.nodes.supervisor import MAX_RETRIES_LIMIT
 from masis_core.modes import Mode
 from masis_core.services import claims, threads
 from masis_core.services.calibration import refit_with_verdicts
@@ -125,9 +125,9 @@ class RunService:
         ``follow_up``: the analyst's words before the rewrite, kept with the run; ``asked_by``:
         the account asking (team mode)."""
         question = check_question(question)
-        if max_retries is not None and not 0 <= max_retries <= MAX_RETRIES_LIMIT:
+        if max_retries is not None and not 0 <= max_retries <= POLICY.max_retries_limit:
             raise InputError(
-                f"max_retries is {max_retries}: give 0 to {MAX_RETRIES_LIMIT} retries "
+                f"max_retries is {max_retries}: give 0 to {POLICY.max_retries_limit} retries "
                 "before the run asks you."
             )
         ws = self.bench.registry.get_workspace(workspace_id)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from masis_core.answers.judgement import percent
-from masis_core.text.markup import counted
+from masis_core.text.markup import counted, percent
 
 # Why the supervisor sent a draft back, as the trace records it and as the analyst reads it.
 RETRY_WORDS = {

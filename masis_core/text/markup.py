@@ -197,3 +197,13 @@ def _between(text: str) -> str:
         return "\n" * min(2, ws.count("\n")) if "\n" in ws else (" " if ws else "")
 
     return gap(lead) + untrusted(core, inline=False) + gap(trail) if core else gap(text)
+
+
+def percent(p: float) -> str:
+    """A probability as the analyst reads it. Never "100%" or "0%": a fitted model's 0.998
+    is not certainty, and a round 100% reads as a guarantee."""
+    if p >= 0.995:
+        return ">99%"
+    if p < 0.005:
+        return "<1%"
+    return f"{round(p * 100)}%"

@@ -11,11 +11,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from masis_core.text.figures import BARE_NUMBER, NUMERIC_WORD, STANDALONE, STARTS_WITH_FIGURE
 from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem, words, wordset
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
-# A figure stands alone: digits inside a path or identifier ("plant/000001") are not one.
-_NUMBER = re.compile(r"(?<![\w./])[-+]?\d[\d,]*(?:\.\d+)?%?(?!/)")
 # Our citation markers are exactly "[n]" with ASCII digits: "[２]" or "[2\u2060]" is not one.
 _MARKER = re.compile(r"\s*\[([0-9]+)\]")
 _ANY_MARKER = re.compile(r"[\[［]\d+[\]］]")
@@ -42,7 +41,7 @@ def content_stems(text: str) -> set[str]:
 def numbers(text: str) -> set[str]:
     """Numbers as written, normalised (thousands separators and trailing dots removed)."""
     text = _ANY_MARKER.sub(" ", text)  # "[3]" and "［3］" are references, never figures
-    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+    return {n.replace(",", "").rstrip(".") for n in STANDALONE.findall(text)}
 
 
 _CITED_RUN = re.compile(r"(.+?)((?:\s*\[[0-9]+\])+)", re.S)
@@ -222,7 +221,6 @@ FIGURES = 0.25
 PROSE_FIGURES = 0.4
 PLAIN_SHARE = 0.4
 TERSE_PLAIN_WORDS = 3
-_STATISTIC = re.compile(r"^[-+(]*\d")
 _LEADERS = re.compile(r"(?:\.\s?){5,}")
 _ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9&/-]+$")
 _TITLE_WORD = re.compile(r"^[A-Z][a-z]+(?:-[a-z]+)*$")
@@ -230,8 +228,6 @@ _PLAIN_WORD = re.compile(r"^[\"'“‘(]*[a-z][a-z'’-]*[\"'”’),;:.!?]*$")
 _WORDISH = re.compile(r"^[\"'“‘(]*[A-Za-z][A-Za-z'’-]*[\"'”’),;:.!?]*$")
 # Code, not prose: "x <- f(y)", "a = 2", "{ ... }", ">>> f()"; not a menu path "File > Open".
 _OPERATOR = re.compile(r"^(?:<-|<<-|=|==|!=|<=|>=|\{|\}|>>>|\|\||&&)$")
-_NUMERIC = re.compile(r"^[-+(]*\d[\d.,:/%x-]*[)]*[.,;:]?$")
-_BARE_NUMBER = re.compile(r"^[-+]?\d[\d.]*[+%]?$")
 _END_CHARS = frozenset(".!?\"')]”’")
 _DATE = re.compile(r"^(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})$")
 _FOOTNOTE = re.compile(r"^\d{1,3}$")
@@ -438,7 +434,7 @@ def _prose(words: list[str]) -> bool:
     n = len(words)
     wordish = sum(1 for w in words if _WORDISH.match(w))
     plain = sum(1 for w in words if _PLAIN_WORD.match(w))
-    numeric = [bool(_BARE_NUMBER.match(w)) for w in words]
+    numeric = [bool(BARE_NUMBER.match(w)) for w in words]
     operators = sum(
         1 for k, w in enumerate(words) if _OPERATOR.match(w) and not _statistic(words, k)
     )
@@ -446,7 +442,7 @@ def _prose(words: list[str]) -> bool:
     return (
         (any(_is_stop(w) for w in words) or _terse(words, plain))
         and wordish >= 0.6 * n
-        and sum(1 for w in words if _NUMERIC.match(w)) <= figures * n
+        and sum(1 for w in words if NUMERIC_WORD.match(w)) <= figures * n
         and operators < 2
         and not _table_run(numeric)
     )
@@ -459,7 +455,7 @@ def _statistic(words: list[str], k: int) -> bool:
         return False
     value = words[k + 1].rstrip(",;.)")
     short_name = len(words[k - 1].lstrip("(")) <= 2
-    return bool(_STATISTIC.match(value)) and (short_name or "." in value or "%" in value)
+    return bool(STARTS_WITH_FIGURE.match(value)) and (short_name or "." in value or "%" in value)
 
 
 def _terse(words: list[str], plain: int) -> bool:
@@ -720,7 +716,7 @@ class _Peeler:
             return "fragment"
         if _prose(words):
             return "sentence"
-        numeric = sum(1 for w in words if _NUMERIC.match(w) or _ALL_CAPS.match(w))
+        numeric = sum(1 for w in words if NUMERIC_WORD.match(w) or _ALL_CAPS.match(w))
         return "table" if numeric >= 0.4 * len(words) else "debris"
 
 

@@ -6,20 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
+from masis_core.text.figures import HEADER_YEARS, numeric
+
 CELL = " | "  # between a row's cells, on one line
-
-
-def numeric(text: str) -> bool:
-    """A cell that is a figure ("1,200", "4.5", "50%")."""
-    try:
-        float(text.replace(",", "").rstrip("%"))
-    except ValueError:
-        return False
-    return True
-
-
-# Years a header's columns may be named by.
-_YEARS = range(1800, 2101)
 
 
 def _years(numbers: list[str]) -> bool:
@@ -31,7 +20,7 @@ def _years(numbers: list[str]) -> bool:
     except ValueError:
         return False
     steps = {b > a for a, b in pairwise(values)}
-    return len(values) >= 2 and all(v in _YEARS for v in values) and len(steps) == 1
+    return len(values) >= 2 and all(v in HEADER_YEARS for v in values) and len(steps) == 1
 
 
 def looks_like_header(cells: Sequence[str]) -> bool:

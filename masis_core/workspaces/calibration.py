@@ -1,12 +1,12 @@
 """The judge's confidence refitted to one workspace: a monotone map from the judge's score to
 the share of answers that were right on this workspace's own documents.
 
-The judge (``masis_core/answers/judgement.py``) is fitted on development cases and the manuals;
-on a new library its scores do not mean the same (drafts it scored 0.6-0.8 were right 91% of
-the time on FAQ PDFs it had never seen, issue #28). A workspace's points are (judge score, was
-the answer right) pairs from two sources: its outline questions, asked by the calibration job
-(``evaluation/calibration.py``: right when the answer's lead cites the heading's page), and the
-analyst's thumbs up or down on its runs.
+The judge (``masis_core/answers/judgement.py``, its model in ``confidence.py``) is fitted on
+development cases and the manuals; on a new library its scores do not mean the same (drafts it
+scored 0.6-0.8 were right 91% of the time on FAQ PDFs it had never seen, issue #28). A
+workspace's points are (judge score, was the answer right) pairs from two sources: its outline
+questions, asked by the calibration job (``evaluation/calibration.py``: right when the answer's
+lead cites the heading's page), and the analyst's thumbs up or down on its runs.
 
 Two maps are fitted and scored on points they were not fitted on (five folds): Platt scaling
 (a logistic curve on the judge's log-odds, pulled towards the identity by a Gaussian prior of
@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from masis_core.answers.judgement import judge_version
+from masis_core.answers.confidence import judge_version
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 
@@ -360,7 +360,7 @@ STALE = (
 
 
 def stale(report: dict[str, Any] | None) -> bool:
-    """A stored fit of scores from another judge (``judgement.judge_version``): the shipped
+    """A stored fit of scores from another judge (``confidence.judge_version``): the shipped
     parameters were refitted since, and the map would be read against scores it never saw."""
     return report is not None and report.get("judge") != judge_version()
 
@@ -398,6 +398,8 @@ def recalibrate(critique: dict[str, Any], table: Table | None, bar: float) -> di
         "judged_confidence": raw,
         "calibration": "workspace",
         "recommend_retry": calibrated < bar,
+        # The last stage of the confidence's path (answers/confidence.STAGES).
+        "confidence_stages": {**(critique.get("confidence_stages") or {}), "workspace": calibrated},
     }
 
 

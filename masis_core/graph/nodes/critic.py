@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from masis_core.answers.judgement import LOW_CONFIDENCE, judge_version
+from masis_core.answers.confidence import LOW_CONFIDENCE, judge_version
 from masis_core.graph.context import RunContext, timed
 from masis_core.state import ResearchState, all_evidence
 from masis_core.workspaces.calibration import CalibrationStore, recalibrate
@@ -41,6 +41,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "confidence_model": critique.get("confidence_model"),
         "judged_confidence": critique.get("judged_confidence"),
         "calibration": critique.get("calibration"),
+        # model → cap → opinion → answered → dispute → workspace: the stages that applied.
+        "confidence_stages": critique.get("confidence_stages"),
         # Which judge gave the score: a verdict on it fits only that judge's workspace map.
         "judge": judge_version(),
         "logical_gaps": critique.get("logical_gaps", []),

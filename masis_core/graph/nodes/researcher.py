@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from masis_core.answers import aggregate
 from masis_core.answers.aggregate import ranks_over
 from masis_core.answers.followup import standalone
+from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
@@ -20,15 +21,15 @@ from masis_core.retrieval.thresholds import threshold_for
 from masis_core.retrieval.vocabulary import vocabulary_check
 from masis_core.state import Evidence, KeptBy, ResearchState
 
-FIRST_PASS_LIMIT = 10
-RETRY_LIMIT = 20
+FIRST_PASS_LIMIT = POLICY.first_pass_limit
+RETRY_LIMIT = POLICY.retry_limit
 # Share of a query's keyword (IDF) weight a keyword-only hit must hold; on fitzgov-dev it keeps
 # 71% of relevant keyword hits and 35% of irrelevant ones (see ``kept_by``).
-KEYWORD_COVERAGE = 0.5
+KEYWORD_COVERAGE = POLICY.keyword_coverage
 # The first passages ranked, whose language a question's is compared with.
-LANGUAGE_PASSAGES = 5
+LANGUAGE_PASSAGES = POLICY.language_passages
 # With pages withheld, how many times the limit is read before their chunks are dropped.
-WITHHELD_READ = 4
+WITHHELD_READ = POLICY.withheld_read
 
 ALL_FILTERED_MESSAGE = (
     "Your question did not match any passage of your documents closely enough. "

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from masis_core.answers.judgement import LOW_CONFIDENCE, percent
+from masis_core.answers.confidence import LOW_CONFIDENCE
+from masis_core.answers.policy import POLICY
 from masis_core.graph.reviews import candidates, other_passages, review
 from masis_core.state import HitlPayload, ResearchState, RetryReason, all_evidence
+from masis_core.text.markup import percent
 
-DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_RETRIES = POLICY.default_max_retries
 # Each retry runs planner to critic again; the graph's recursion limit holds five of them.
-MAX_RETRIES_LIMIT = 5
+MAX_RETRIES_LIMIT = POLICY.max_retries_limit
 
 CONFLICT_MESSAGE = (
     "Your documents disagree on this question and more retrieval did not settle it. "

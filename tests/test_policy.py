@@ -1,0 +1,102 @@
+"""One frozen AnswerPolicy holds every threshold of answering: a reader finds each there, with
+how it was set and why, and none left as a bare number in the modules that use them."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from masis_core.answers.policy import POLICY, AnswerPolicy, provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+# The modules whose thresholds the policy gathers.
+USERS = [
+    "masis_core/answers/compose.py",
+    "masis_core/answers/sections.py",
+    "masis_core/answers/question.py",
+    "masis_core/answers/stances.py",
+    "masis_core/answers/features.py",
+    "masis_core/answers/confidence.py",
+    "masis_core/graph/nodes/researcher.py",
+    "masis_core/graph/nodes/supervisor.py",
+]
+# Where limits are read for the analyst: pages, the UI, services and the command line.
+READERS = ["pages", "ui", "masis_core/services", "masis_core/__main__.py", "masis_core/cli.py"]
+
+
+def is_number(node: ast.expr) -> bool:
+    """A literal number, or arithmetic on literal numbers (``1 / 3``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return is_number(node.operand)
+    if isinstance(node, ast.BinOp):
+        return is_number(node.left) and is_number(node.right)
+    return False
+
+
+def bare_thresholds(path: Path) -> list[str]:
+    """Module-level UPPER_CASE names bound to a number rather than read from the policy."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            value = getattr(node, "value", None)
+        for t in targets:
+            name = t.id if isinstance(t, ast.Name) else ""
+            if name.lstrip("_").isupper() and value is not None and is_number(value):
+                found.append(f"{path.relative_to(ROOT)}: {name}")
+    return found
+
+
+def test_every_threshold_says_how_it_was_set_and_why() -> None:
+    said = provenance(POLICY)
+    assert {"relevance", "pair_topic", "keyword_coverage", "low_confidence"} <= set(said)
+    assert {"max_retries_limit", "default_max_retries", "short_section_words"} <= set(said)
+    for name, (_, set_by, why) in said.items():
+        assert set_by in {"fitted", "measured", "hand"}, name
+        assert len(why) > 10, name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        POLICY.low_confidence = 0.5  # type: ignore[misc]
+    assert AnswerPolicy(low_confidence=0.7).low_confidence == 0.7  # a variant is a new object
+
+
+def test_no_threshold_lives_outside_the_policy() -> None:
+    bare = [b for path in USERS for b in bare_thresholds(ROOT / path)]
+    assert not bare, "\n".join(bare)
+
+
+def test_the_checker_sees_a_bare_threshold(tmp_path: Path) -> None:
+    module = ROOT / "tests" / "_probe_policy.py"
+    try:
+        module.write_text("A = 0.5\n_B = 1 / 3\nC = POLICY.relevance\nD = 'text'\nE: int = 2\n")
+        assert bare_thresholds(module) == [
+            "tests/_probe_policy.py: A",
+            "tests/_probe_policy.py: _B",
+            "tests/_probe_policy.py: E",
+        ]
+    finally:
+        module.unlink()
+
+
+def test_pages_services_and_the_cli_read_limits_from_the_policy() -> None:
+    files = [
+        p
+        for part in READERS
+        for p in ([ROOT / part] if part.endswith(".py") else (ROOT / part).rglob("*.py"))
+    ]
+    wrong = [
+        f"{p.relative_to(ROOT)} imports {n.module}.{a.name}"
+        for p in files
+        if p.exists()
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("masis_core.graph.nodes")
+        for a in n.names
+        if a.name.isupper()
+    ]
+    assert not wrong, "\n".join(wrong)
