@@ -111,21 +111,25 @@ def _report(report: dict[str, Any], marked: int) -> None:
         + "Bars: the share right per confidence bin, labelled with the number of answers."
     )
     _diagrams(report)
-    if report["table"]:
-        if report.get("held_out"):
-            names = {"platt": "Platt scaling", "isotonic": "isotonic regression"}
-            briers = ", ".join(
-                f"{names[m]} {v['brier']:.3f}" for m, v in report["held_out"].items()
-            )
-            st.caption(
-                f"Map: {names[report['method']]}. Platt scaling is kept unless isotonic "
-                f"regression predicts the points each fit did not see clearly better "
-                f"(Brier score, 5-fold: {briers})."
-            )
-        with st.expander("The fitted map (judge score → calibrated probability)"):
-            st.dataframe(pd.DataFrame(report["table"]), hide_index=True, width="stretch")
+    _map(report)
     for note in report.get("notes") or []:
         st.caption(f"Note: {untrusted(note)}")
+
+
+def _map(report: dict[str, Any]) -> None:
+    """The fitted map, and why that method."""
+    if not report["table"]:
+        return
+    if report.get("held_out"):
+        names = {"platt": "Platt scaling", "isotonic": "isotonic regression"}
+        briers = ", ".join(f"{names[m]} {v['brier']:.3f}" for m, v in report["held_out"].items())
+        st.caption(
+            f"Map: {names[report['method']]}. Platt scaling is kept unless isotonic "
+            f"regression predicts the points each fit did not see clearly better "
+            f"(Brier score, 5-fold: {briers})."
+        )
+    with st.expander("The fitted map (judge score → calibrated probability)"):
+        st.dataframe(pd.DataFrame(report["table"]), hide_index=True, width="stretch")
 
 
 def _verdict_points(points: int, marked: int) -> str:

@@ -219,7 +219,6 @@ def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
 
 _RECENT: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], Any] = OrderedDict()
 _RECENT_LOCK = threading.Lock()
-RECENT_DRAFTS = 8
 
 
 def _windows(question: str, evidence: list[Evidence]) -> tuple[list[Window], dict[int, list[str]]]:
@@ -234,7 +233,7 @@ def _windows(question: str, evidence: list[Evidence]) -> tuple[list[Window], dic
     found = today.sectioned_windows(question, evidence)
     with _RECENT_LOCK:
         _RECENT[key] = found
-        while len(_RECENT) > RECENT_DRAFTS:
+        while len(_RECENT) > 8:  # a run's drafts: its synthesizer's and critic's calls
             _RECENT.popitem(last=False)
     return found
 

@@ -84,16 +84,7 @@ def node(state: ResearchState) -> dict[str, Any]:
         # judge reads the lead alone: a model's prose is not reordered.
         offline = state.get("engine") == "offline"
         draft = (state.get("draft_answer") or "") if offline else ""
-        picks = (
-            candidates(
-                state.get("question", ""),
-                draft,
-                all_evidence(state),
-                state.get("draft_headings") or [],
-            )
-            if draft
-            else []
-        )
+        picks = _candidates(state, draft)
         hitl = _low_confidence(critique, metrics, max_retries, confidence, draft, picks)
         return _pause(hitl, base, "low_confidence")
     return {
@@ -126,6 +117,14 @@ def _retry(
         "retry_reasons": [entry],
         "trace": [{**base, "decision": "retry", "retry_count": retry_count + 1, "reason": reason}],
     }
+
+
+def _candidates(state: ResearchState, draft: str) -> list[dict[str, Any]]:
+    """The passage picker's cards for an offline draft (``graph.reviews.candidates``)."""
+    if not draft:
+        return []
+    headings = state.get("draft_headings") or []
+    return candidates(state.get("question", ""), draft, all_evidence(state), headings)
 
 
 def _low_confidence(
