@@ -243,17 +243,13 @@ def test_a_weak_lead_can_be_swapped_for_the_passage_that_answers(app, bench) -> 
     lacks = [c.value for c in at.caption if c.value.startswith("Words of the question")]
     assert len(lacks) == 1, lacks  # one line, not a "Gap:" caption per word
     assert lacks[0].startswith("Words of the question the lead passage, as quoted, does not hold: ")
-    assert not [r for r in at.radio if (r.key or "").startswith("review-lead")]
-    by_key_prefix(at.radio, "review-action").set_value("accept").run()
-    lead = by_key_prefix(at.radio, "review-lead")
-    assert lead.options == [
-        "The lead, as drafted",
-        f"Also relevant 1: {BOILER_LOG_ENTRIES}",
-    ]
-    assert not any("also marks the answer 👍" in c.value for c in at.caption)
-    lead.set_value(1).run()
-    assert any("also marks the answer 👍" in c.value for c in at.caption)  # said before
-    by_key_prefix(at.button, "review-submit").click().run()
+    # The passage picker: the lead and the other passage, each with "This answers it".
+    assert any("Which passage answers the question?" in m.value for m in at.markdown)
+    assert "accept" not in by_key_prefix(at.radio, "review-action").options
+    picks = [b for b in at.button if (b.key or "").startswith("pick-")]
+    assert [b.label for b in picks] == ["This answers it", "This answers it"]
+    assert any(BOILER_LOG_ENTRIES in m.value for m in at.markdown)
+    picks[1].click().run()
     settle(at)
     rec = RunService(bench).store.get(at.query_params["run"])
     assert rec.status == "completed" and rec.metrics["accepted_by_analyst"] is True

@@ -42,9 +42,14 @@ def test_a_ranking_answer_highlights_its_row(page: Page, tmp_path: Path) -> None
         if switch.is_checked():
             break
     expect(switch).to_be_checked()
-    # The source view: USA's row on the highlight colour, and that row alone.
-    marked = page.locator("span", has_text=USA).last
-    expect(marked).to_be_visible()
-    colour = marked.evaluate("e => getComputedStyle(e).backgroundColor")
-    assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour
-    assert marked.inner_text().strip() == USA
+    # The source view draws the rows as a table: USA's row on the highlight colour, and that
+    # row alone (the next row, plain).
+    table = page.get_by_test_id("stTable").filter(has_text="USA").first
+    expect(table).to_be_visible()
+    usa = table.get_by_role("row").filter(has_text="USA")
+    expect(usa.get_by_role("cell")).to_have_text(USA.split(" | "))
+    shade = "el => getComputedStyle(el).backgroundColor"
+    highlighted = usa.get_by_role("cell").first.evaluate(shade)
+    other = table.get_by_role("row").filter(has_text="Great Britain").get_by_role("cell").first
+    assert highlighted.startswith("rgba(255, 164, 33"), highlighted
+    assert other.evaluate(shade) != highlighted

@@ -401,7 +401,10 @@ def test_a_vague_follow_up_finds_the_threads_subject(
     assert rewrite.method == "context"
     assert any(answer in text for text in searched(bench, ws_id, rewrite.question))
     subject = thread_subject(follow_up, [Turn(previous)])
-    assert answer in searched(bench, ws_id, follow_up, subject=subject)[0]
+    # Among the first two: since contents pages are chunked apart (issue 54), the data-stale
+    # entry's question ends one chunk and its answer opens the next; both are kept, 1st and
+    # 2nd, and the composer joins neighbouring chunks into one passage.
+    assert any(answer in text for text in searched(bench, ws_id, follow_up, subject=subject)[:2])
 
 
 def test_a_thread_run_asked_as_typed_carries_the_subject(nut_faq: tuple[Workbench, str]) -> None:

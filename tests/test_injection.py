@@ -216,7 +216,7 @@ def test_conflicting_hostile_sources_render_escaped_in_the_review_form(bench) ->
 
 
 def test_passages_offered_at_a_low_confidence_review_render_escaped(bench) -> None:
-    """The review lists the draft's other passages as radio options: Markdown too."""
+    """The passage picker quotes each candidate (Markdown too): escaped, inert."""
     hostile = BOILER_LOG_ENTRIES.replace(
         "on shift.",
         "on shift (see [the rules](https://evil.example/r), <b>sign</b> it :red[now], "
@@ -230,13 +230,11 @@ def test_passages_offered_at_a_low_confidence_review_render_escaped(bench) -> No
     (passage,) = rec.hitl["details"]["passages"]
     assert "[the rules](https://evil.example/r)" in passage and "résumé" in passage
     at = open_run("pages/research.py", rec.run_id)
-    next(r for r in at.radio if (r.key or "").startswith("review-action")).set_value("accept").run()
     assert_inert(at, cited={c["n"] for c in rec.citations})
-    lead = next(r for r in at.radio if (r.key or "").startswith("review-lead"))
-    label = lead.options[1]
-    assert label.startswith("Also relevant 1: Each entry of the boiler log")
-    assert "\\[the rules\\](`https://evil.example/r`)" in label
-    assert "\\<b>sign\\</b>" in label and "résumé" in label
+    card = next(m.value for m in at.markdown if "Each entry of the boiler log" in m.value)
+    assert card.startswith("> Each entry of the boiler log"), card
+    assert "\\[the rules\\](`https://evil.example/r`)" in card
+    assert "\\<b>sign\\</b>" in card and "résumé" in card
 
 
 QUESTION = "How often must the hydraulic pump be inspected?"

@@ -190,6 +190,9 @@ def test_shipped_parameters_match_the_features() -> None:
     params = json.loads(confidence.PARAMS_PATH.read_text())
     # A lead that quotes its evidence: every feature has a measure (the reader's included).
     names = set(features("How do I install R?", f"{R_INSTALL} [1]", [ev(1, R_INSTALL)]))
+    # The section's features come from the composer when the evidence has sections; absent,
+    # the model reads each as its fitted mean (``model_probability``).
+    names |= {"section_margin", "section_keywords", "section_meaning"}
     for model in ("answer", "dispute", "documents"):
         m = params[model]
         assert set(m["features"]) <= names

@@ -252,8 +252,8 @@ def test_research_page_web_toggle_panel_and_links(web_bench, plant, tavily) -> N
     next(t for t in at.text_input if t.label == "Trusted domains").input("Wikipedia.org; .gov")
     settle(at.button(key="FormSubmitter:ask-Ask").click().run())  # the run is a server job
     assert tavily.bodies()[0]["include_domains"] == ["wikipedia.org", ".gov"]
-    panel = next(s for s in at.status if "web_searcher" in s.label)
-    assert "1 query, 1 result," in panel.label and "0 from cache" in panel.label
+    panel = next(s for s in at.status if "Searched the web" in s.label)
+    assert "1 result from 1 query" in panel.label and "cache" not in panel.label
     web_source = next(e for e in at.main.expander if "wikipedia.org" in e.label)
     assert any(
         "](https://en.wikipedia.org/wiki/Hydraulic_pump)" in m.value for m in web_source.markdown

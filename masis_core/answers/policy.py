@@ -15,7 +15,7 @@ from typing import Any, Literal
 SetBy = Literal["fitted", "measured", "hand"]
 
 
-def setting(value: float, set_by: SetBy, why: str) -> Any:
+def setting(value: Any, set_by: SetBy, why: str) -> Any:
     """A policy field: its value, how it was set and why (read by ``provenance``)."""
     return field(default=value, metadata={"set_by": set_by, "why": why})
 
@@ -90,8 +90,14 @@ class AnswerPolicy:
     heading_repeat: int = setting(
         2, "hand", "a heading's words count twice: it names what the section is about"
     )
-    max_read_words: int = setting(
-        180, "hand", "the reader reads about this much of a section (256 word pieces)"
+    section_weights: tuple[float, float, float] = setting(
+        (1.0, 1.0, 1.0),
+        "measured",
+        "how keywords (BM25), the reader and the best window's fitted score weigh in a "
+        "section's rank, as z-scores: 1:1:1 led right on the FAQ and manual development sets "
+        "0.783 and 0.528, the only weights tried better than the composer before sections "
+        "(0.750, 0.521) on both (1:1:0: 0.817, 0.451; 1:1:2: 0.767, 0.542); "
+        "docs/measurements/passages.md",
     )
     offered: int = setting(3, "hand", "the lead and two options: what a review offers")
     # -- the judge's reading (question.py, stances.py) -----------------------------------------

@@ -26,6 +26,7 @@ from masis_core.answers.compose import (
     MAX_LEAD_SENTENCES,
     Sentence,
     Window,
+    opens_entry,
     whole_list,
 )
 from masis_core.answers.policy import POLICY
@@ -41,7 +42,7 @@ MAX_OPENING_WORDS = POLICY.max_opening_words
 BM25_K1 = POLICY.bm25_k1
 BM25_B = POLICY.bm25_b
 HEADING_REPEAT = POLICY.heading_repeat
-MAX_READ_WORDS = POLICY.max_read_words
+SECTION_WEIGHTS = POLICY.section_weights
 OFFERED = POLICY.offered
 
 
@@ -119,32 +120,35 @@ def _z(values: list[float]) -> list[float]:
 
 
 def rank(question: str, sections: list[Section]) -> list[Section]:
-    """The sections, best first: keywords and the reader's reading as z-scores summed 1:1
-    (without the reader, keywords alone)."""
+    """The sections, best first: keywords, the reader's reading and the best window's score
+    as z-scores summed. The reading is the closest of the section's heading and sentences to
+    the question (the sentences' similarities are the ones the window scorer just read,
+    remembered by the reader: ranking costs no new reading of long texts)."""
     for sec, score in zip(sections, _bm25(question, sections), strict=True):
         sec.keywords = score
     reader = get_reader()
     if reader is not None and sections:
-        texts = {sec.key: _read_text(sec) for sec in sections}
-        near = reader.similarities(question, list(dict.fromkeys(texts.values())))
+        texts = [t for sec in sections for t in (sec.heading, *(s.text for s in sec.sentences)) if t]
+        near = reader.similarities(question, list(dict.fromkeys(texts)))
         for sec in sections:
-            sec.meaning = near[texts[sec.key]]
+            said = [sec.heading, *(s.text for s in sec.sentences)]
+            sec.meaning = max((near[t] for t in said if t), default=0.0)
+    best = [max(w.score for w in sec.windows) for sec in sections]
     zk = _z([s.keywords for s in sections])
     zm = _z([s.meaning for s in sections]) if reader is not None else [0.0] * len(sections)
-    for sec, a, b in zip(sections, zk, zm, strict=True):
-        sec.score = a + b
+    zw = _z(best)
+    for sec, k, m, w in zip(sections, zk, zm, zw, strict=True):
+        wk, wm, ww = SECTION_WEIGHTS
+        sec.score = wk * k + wm * m + ww * w
     return sorted(sections, key=lambda s: (-s.score, s.key))
 
 
-def _read_text(sec: Section) -> str:
-    words = f"{sec.heading} {sec.text}".split()
-    return " ".join(words[:MAX_READ_WORDS])
-
-
 def opening(sec: Section) -> Window | None:
-    """A short section's opening: its first sentences, whole, to at least ``OPENING_WORDS``
-    words (at most ``MAX_OPENING_WORDS``, and ``MAX_LEAD_SENTENCES`` sentences)."""
-    if not sec.heading or sec.words > SHORT_SECTION_WORDS or not sec.sentences:
+    """A FAQ entry's opening: its first sentences, whole, to at least ``OPENING_WORDS`` words
+    (at most ``MAX_OPENING_WORDS``, and ``MAX_LEAD_SENTENCES`` sentences). Only an entry
+    headed by its question: that its opening answers was measured on FAQ entries, and a
+    report's short section may open with anything (its best window is quoted instead)."""
+    if not opens_entry(sec.heading) or sec.words > SHORT_SECTION_WORDS or not sec.sentences:
         return None
     first = sec.sentences[0]
     single = next((w for w in sec.windows if w.sentences == [first]), None)
