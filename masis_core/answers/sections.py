@@ -128,11 +128,11 @@ def rank(question: str, sections: list[Section]) -> list[Section]:
         sec.keywords = score
     reader = get_reader()
     if reader is not None and sections:
-        texts = [t for sec in sections for t in (sec.heading, *(s.text for s in sec.sentences)) if t]
+        said = {sec.key: [sec.heading, *(s.text for s in sec.sentences)] for sec in sections}
+        texts = [t for texts_of in said.values() for t in texts_of if t]
         near = reader.similarities(question, list(dict.fromkeys(texts)))
         for sec in sections:
-            said = [sec.heading, *(s.text for s in sec.sentences)]
-            sec.meaning = max((near[t] for t in said if t), default=0.0)
+            sec.meaning = max((near[t] for t in said[sec.key] if t), default=0.0)
     best = [max(w.score for w in sec.windows) for sec in sections]
     zk = _z([s.keywords for s in sections])
     zm = _z([s.meaning for s in sections]) if reader is not None else [0.0] * len(sections)
