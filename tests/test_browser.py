@@ -183,8 +183,8 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     # A paused run's answer is a draft: no follow-up until the analyst accepts it.
     if page.get_by_text(re.compile(r"Run `?\w+`? · awaiting review")).count():
         expect(page.get_by_role("textbox", name="Your follow-up")).to_have_count(0)
-        page.get_by_text("Accept the answer", exact=True).click()
-        page.get_by_role("button", name="Submit and resume").click()
+        # An offline draft is a passage picker: the lead's "This answers it" accepts it.
+        page.get_by_role("button", name="This answers it").first.click()
         expect_status(page, "completed")
 
     # A follow-up: made standalone from the thread, shown and editable, run as its own turn.
