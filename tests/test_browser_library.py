@@ -37,8 +37,8 @@ def table_row(page: Page, name: str) -> dict[str, str]:  # noqa: F811
 
 @pytest.mark.xfail(
     reason="after the merges of 2026-11-29 the 'Last upload' grid's 'Download as CSV' click "
-    "times out in Chromium (passed on its branch); the count itself is tested in "
-    "tests/test_ingest.py and tests/test_ocr.py",
+    "times out in Chromium (passed on its branch); the notes' wording is checked in "
+    "tests/test_ocr.py",
     strict=False,
 )
 def test_the_library_counts_a_blank_page_once_under_pages_without_text(
