@@ -135,10 +135,12 @@ def open_steps(page: Page) -> None:
     expect(step).to_be_visible()
 
 
-def show_the_page(page: Page) -> None:
-    """Switch on "Show the page" in the citation just opened."""
-    label = page.get_by_text("Show the page").first
-    switch = page.get_by_role("switch", name="Show the page").first
+def show_the_page(page: Page, name: str = "Show the page", last: bool = False) -> None:
+    """Switch on "Show the page" (a sheet's "Show the place") in the citation just opened:
+    the first such switch on the page, or the ``last``."""
+    label = page.get_by_text(name)
+    switch = page.get_by_role("switch", name=name)
+    label, switch = (label.last, switch.last) if last else (label.first, switch.first)
     expect(label).to_be_visible()
     for _ in range(3):  # a click that lands during a rerun is lost; the state tells
         label.click()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.pdfs import filler, make_pdf
-from tests.test_browser import create_workspace, idle, page  # noqa: F401
+from tests.test_browser import create_workspace, idle, page, show_the_page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -84,13 +84,7 @@ def test_a_sheet_is_cited_and_shown_by_the_row_that_answers(
     source = page.get_by_text("medals.xlsx, Medals, row 18", exact=False).last
     expect(source).to_be_visible()
     source.click()
-    label = page.get_by_text("Show the place").last
-    switch = page.get_by_role("switch", name="Show the place").last
-    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
-        label.click()
-        idle(page)
-        if switch.is_checked():
-            break
+    show_the_page(page, "Show the place", last=True)
     table = page.get_by_test_id("stTable").filter(has_text="Kenya").first
     expect(table).to_be_visible()
     kenya = table.get_by_role("row").filter(has_text="Kenya")

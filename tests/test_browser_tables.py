@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import expect_status
-from tests.test_browser import ask, create_workspace, go, idle, page  # noqa: F401
+from tests.test_browser import ask, create_workspace, go, page, show_the_page  # noqa: F401
 from tests.test_table_aggregate import MEDALS_2016, MOST_BRONZE, medal_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,14 +34,7 @@ def test_a_ranking_answer_highlights_its_row(page: Page, tmp_path: Path) -> None
     expect(page.get_by_text("Country: Total:")).to_have_count(0)
 
     page.get_by_text(re.compile(r"^\[1\] medals2016\.xlsx")).click()
-    label = page.get_by_text("Show the place").first
-    switch = page.get_by_role("switch", name="Show the place").first
-    for _ in range(3):  # a click that lands during a rerun is lost; the state tells
-        label.click()
-        idle(page)
-        if switch.is_checked():
-            break
-    expect(switch).to_be_checked()
+    show_the_page(page, "Show the place")
     # The source view draws the rows as a table: USA's row on the highlight colour, and that
     # row alone (the next row, plain).
     table = page.get_by_test_id("stTable").filter(has_text="USA").first
