@@ -125,6 +125,22 @@ def create_workspace(page: Page, name: str) -> None:
     expect(sidebar.get_by_text("No workspace yet")).to_have_count(0)
 
 
+def ingest_files(page: Page, files: list) -> None:
+    """Choose ``files`` in the Library's uploader and press Ingest once every one has reached
+    the server: a click while the 20-file batch was still being sent found the form empty
+    ("Choose one or more files first", a red CI run, 2026-11-29). Streamlit shows a file's
+    remove button once its upload has started and keeps Ingest disabled until all are done."""
+    page.locator("input[type=file]").set_input_files(files)
+    for file in files:
+        name = file["name"] if isinstance(file, dict) else Path(file).name
+        expect(page.get_by_role("button", name=f"Remove {name}", exact=True)).to_be_visible()
+    uploader = page.get_by_test_id("stFileUploader")
+    expect(uploader.get_by_role("progressbar")).to_have_count(0)
+    ingest = page.get_by_role("button", name="Ingest")
+    expect(ingest).to_be_enabled()
+    ingest.click()
+
+
 def open_steps(page: Page) -> None:
     """Unfold the steps of the run shown (folded below its answer once it has ended)."""
     fold = page.get_by_text(re.compile(r"How the agent worked: \d+ steps")).first
@@ -155,9 +171,7 @@ def test_upload_ask_review_resume(page: Page, tmp_path: Path) -> None:
     create_workspace(page, "ups-docs")
 
     # Upload a real PDF on the Library page, with a broken one in the same batch.
-    page.locator("input[type=file]").set_input_files([str(CORRUPT), str(FIXTURE)])
-    expect(page.get_by_text("nut-solaris-usb.pdf").first).to_be_visible()
-    page.get_by_role("button", name="Ingest").click()
+    ingest_files(page, [str(CORRUPT), str(FIXTURE)])
     expect(page.get_by_text("corrupt.pdf: failed")).to_be_visible()
     expect(page.get_by_text("nut-solaris-usb.pdf: ingested")).to_be_visible()
 
@@ -279,8 +293,7 @@ def test_work_goes_on_while_the_analyst_is_elsewhere(tmp_path: Path) -> None:
                         text += " The relief valve of the pump opens at 230 bar."
                     path.write_bytes(make_pdf([text, filler(f"part {i}", 200)]))
                     pdfs.append(str(path))
-                page.locator("input[type=file]").set_input_files(pdfs)
-                page.get_by_role("button", name="Ingest").click()
+                ingest_files(page, pdfs)
                 started = re.compile(r"of 20 files done|manual-00\.pdf: ingested")
                 expect(page.get_by_text(started).first).to_be_visible()
                 go(page, "Inspector")  # leave while the batch runs

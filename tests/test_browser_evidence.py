@@ -21,7 +21,7 @@ from masis_core.config import Settings
 from masis_core.services.runs import RunStore
 from masis_core.workspaces.workbench import Workbench
 from tests.browser import run_in, screenshot
-from tests.test_browser import FIXTURE, ask, create_workspace, go, page, show_the_page  # noqa: F401
+from tests.test_browser import FIXTURE, ask, create_workspace, go, ingest_files, page, show_the_page  # noqa: F401
 from tests.test_highlight import highlighted_share
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,8 +64,7 @@ def word_boxes(pdf_path: Path, page_number: int, text: str, image_width: int) ->
 
 def test_open_a_citation_and_see_the_cited_words_highlighted(page: Page, tmp_path: Path) -> None:  # noqa: F811
     create_workspace(page, "ups-docs")
-    page.locator("input[type=file]").set_input_files([str(FIXTURE)])
-    page.get_by_role("button", name="Ingest").click()
+    ingest_files(page, [str(FIXTURE)])
     expect(page.get_by_text("nut-solaris-usb.pdf: ingested")).to_be_visible()
     go(page, "Research")
     ask(page, "Which driver should a USB UPS use on Solaris with NUT?")

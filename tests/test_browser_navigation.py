@@ -26,6 +26,7 @@ from tests.test_browser import (
     create_workspace,
     go,
     idle,
+    ingest_files,
     landed,
 )
 
@@ -229,8 +230,7 @@ def test_batch_boxes_and_documents_follow_each_file(tmp_path: Path) -> None:
                         path = tmp_path / name
                         path.write_text(f"# {name}\n\n{body}\n")
                         files.append(str(path))
-                    page.locator("input[type=file]").set_input_files(files)
-                    page.get_by_role("button", name="Ingest").click()
+                    ingest_files(page, files)
                     expect(page.get_by_text("a-first.md: ingested")).to_be_visible()
                     expect(page.get_by_text(re.compile(r"1 of 3 files done"))).to_be_visible()
                     for name in ("b-second.md", "c-third.md"):
@@ -265,8 +265,7 @@ def test_pdf_exports_leave_the_server_log_readable(tmp_path: Path) -> None:
     with server(tmp_path / "data", log) as url:
         for page in browser_page(url, "library"):
             create_workspace(page, "plant")
-            page.locator("input[type=file]").set_input_files([str(manual)])
-            page.get_by_role("button", name="Ingest").click()
+            ingest_files(page, [str(manual)])
             expect(page.get_by_text("plant.pdf: ingested")).to_be_visible()
             go(page, "Research")
             page.get_by_label("Question").fill("How often must the hydraulic pump be inspected?")

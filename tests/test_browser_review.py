@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import expect_status
-from tests.test_browser import ask, create_workspace, go, page  # noqa: F401
+from tests.test_browser import ask, create_workspace, go, ingest_files, page  # noqa: F401
 from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,8 +26,7 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     for name, text in notes.items():
         (tmp_path / name).write_text(text)
     create_workspace(page, "plant")
-    page.locator("input[type=file]").set_input_files([str(tmp_path / n) for n in notes])
-    page.get_by_role("button", name="Ingest").click()
+    ingest_files(page, [str(tmp_path / n) for n in notes])
     for name in notes:
         expect(page.get_by_text(f"{name}: ingested")).to_be_visible()
     go(page, "Research")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import expect_status
-from tests.test_browser import ask, create_workspace, go, page, show_the_page  # noqa: F401
+from tests.test_browser import ask, create_workspace, go, ingest_files, page, show_the_page  # noqa: F401
 from tests.test_table_aggregate import MEDALS_2016, MOST_BRONZE, medal_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -24,8 +24,7 @@ def test_a_ranking_answer_highlights_its_row(page: Page, tmp_path: Path) -> None
     sheet = tmp_path / "medals2016.xlsx"
     sheet.write_bytes(medal_sheet(2016, MEDALS_2016))
     create_workspace(page, "olympics")
-    page.locator("input[type=file]").set_input_files([str(sheet)])
-    page.get_by_role("button", name="Ingest").click()
+    ingest_files(page, [str(sheet)])
     expect(page.get_by_text("medals2016.xlsx: ingested")).to_be_visible()
     go(page, "Research")
     ask(page, MOST_BRONZE)

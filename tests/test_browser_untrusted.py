@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.test_browser import ask, create_workspace, go, idle, page  # noqa: F401
+from tests.test_browser import ask, create_workspace, go, idle, ingest_files, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -74,11 +74,9 @@ def assert_inert(tab: Page) -> str:
 
 def test_addresses_in_documents_and_questions_are_text_in_the_browser(page: Page) -> None:  # noqa: F811
     create_workspace(page, "plant")
-    page.locator("input[type=file]").set_input_files(
-        [{"name": "bulletin.txt", "mimeType": "text/plain", "buffer": NOTE.encode()}]
+    ingest_files(
+        page, [{"name": "bulletin.txt", "mimeType": "text/plain", "buffer": NOTE.encode()}]
     )
-    expect(page.get_by_text("bulletin.txt").first).to_be_visible()
-    page.get_by_role("button", name="Ingest").click()
     expect(page.get_by_text("bulletin.txt: ingested")).to_be_visible()
 
     go(page, "Research")
