@@ -8,7 +8,7 @@ import json
 
 from ingest.chunking import chunk_pages
 from ingest.document import Page
-from ingest.outline import Heading, headings_on, sections_of
+from ingest.outline import Heading, sections_of
 from ingest.parsing import parse_pdf
 from ingest.pipeline import Ingestor, chunked
 from ingest.sections import assign_sections
@@ -68,23 +68,6 @@ def test_a_heading_in_the_overlap_starts_the_next_chunk_part_way() -> None:
     assert found[0][0] == 0 and found[0][1] > 160  # found in the first chunk
     second = made[1].sections
     assert second[0][2] == "Valve care" and second[1][2] == "Pump care" and second[1][0] > 0
-
-
-def test_faq_questions_alone_on_a_line_are_headings_a_list_of_questions_is_not() -> None:
-    faq = (
-        "How do I configure a different editor?\n"
-        "Git uses the editor set in the VISUAL or EDITOR variables, or vi when neither is set.\n"
-        "Set core.editor to choose another one for Git alone.\n"
-        "Why does my push ask for a password?\n"
-        "The remote uses HTTPS and no credential helper is configured, so Git has to ask "
-        "you each time it connects.\n"
-    )
-    assert [h.title for h in headings_on(faq, 3)] == [
-        "How do I configure a different editor?",
-        "Why does my push ask for a password?",
-    ]
-    contents = "\n".join(f"How do I do task number {n}?" for n in range(12))
-    assert headings_on(contents, 1) == []
 
 
 def test_a_coarse_outline_gives_way_to_the_texts_finer_headings() -> None:
