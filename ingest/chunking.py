@@ -32,6 +32,9 @@ class Chunk:
     place: str = ""  # the page's place label (``Page.place``); empty for a PDF or text
     navigation: bool = False  # from a contents or index page (``Page.navigation``)
     rows: tuple[int, ...] = ()  # a table chunk's row numbers, one per row line (``Page.rows``)
+    # Where the document's sections start in its words: (word, section number, title); the
+    # first entry is the section it starts in (``ingest.sections``).
+    sections: tuple[tuple[int, int, str], ...] = ()
 
 
 def _line_ends(page: Page) -> frozenset[int]:

@@ -73,6 +73,8 @@ class ParsedDocument:
     # What the parser saw and did not read ("2 pictures, 1 chart: their text is not read"),
     # for the file's notes: nothing is left out silently.
     notes: list[str] = field(default_factory=list)
+    # A PDF's outline: (title, page, level) entries (``ingest.outline``), its sections' map.
+    outline: list[tuple[str, int, int]] = field(default_factory=list)
     # What the file holds, where pages say nothing ("2 sheets, 118 rows"); "" for pages.
     extent: str = ""
 

@@ -33,6 +33,7 @@ from ingest.ocr import (
     timed_out,
     unavailable_reason,
 )
+from ingest.outline import outline_entries
 from masis_core.errors import DocumentError
 
 log = logging.getLogger(__name__)
@@ -358,9 +359,20 @@ def extract_pdf(data: bytes) -> ParsedDocument:
                 parsed.ocr_pending.append(number)
         if len(parsed.failed_pages) == count:
             raise DocumentError(f"corrupt: none of the {count} pages could be read")
+        parsed.outline = _outline(pdf)
         return parsed
     finally:
         pdf.close()
+
+
+def _outline(pdf: pdfium.PdfDocument) -> list[tuple[str, int, int]]:
+    """The PDF's outline entries; none when it cannot be read (the text is what matters: a
+    broken outline costs the answers their sections, not the file its ingest)."""
+    try:
+        return [(h.title, h.page, h.level) for h in outline_entries(pdf)]
+    except (pdfium.PdfiumError, ValueError, RecursionError) as exc:
+        log.info("the outline could not be read (%s): sections from the text's headings", exc)
+        return []
 
 
 def read_scans(

@@ -33,7 +33,9 @@ from ingest.chunking import Chunk, chunk_pages, flat
 from ingest.document import ParsedDocument
 from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
+from ingest.outline import Heading, sections_of
 from ingest.parsing import SUPPORTED_SUFFIXES
+from ingest.sections import assign_sections, sections_json
 from masis_core.errors import DocumentError, MasisError
 from masis_core.faults import kill_at
 from masis_core.llm.embeddings import MAX_EMBED_TOKENS, OllamaEmbedder
@@ -157,6 +159,10 @@ def chunked(
     """A parsed document's chunks and their keyword rows' columns: made in the parse child,
     on the second core, while the parent embeds and stores the files before it."""
     chunks = chunk_pages(parsed.pages, size, overlap)
+    if not any(p.place for p in parsed.pages):  # a PDF's or text's pages, not placed blocks
+        outline = [Heading(*entry) for entry in parsed.outline]
+        text = [(p.number, p.text) for p in parsed.pages if not p.navigation]
+        chunks = assign_sections(chunks, sections_of(outline, text, parsed.page_count), overlap)
     return chunks, [keyword_columns(c.text) for c in chunks]
 
 
@@ -578,6 +584,8 @@ def chunk_metadata(
         # A contents or index page's chunk: found, but never quoted as evidence.
         "navigation": c.navigation,
         "rows": ",".join(map(str, c.rows)),  # a table chunk's rows: "3,4,5,7"
+        # The sections it lies in, from the PDF's outline or headings (``ingest.sections``).
+        "sections": sections_json(c.sections),
     }
 
 

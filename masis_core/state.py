@@ -34,6 +34,9 @@ class Evidence(TypedDict, total=False):
     page_end: int
     place: str  # where in a document without pages ("slide 3"; ingest.kinds); "" for a PDF
     rows: str  # a table chunk's row numbers, one per row line ("3,4,5,7"); "" otherwise
+    # Where the document's sections start in the chunk's words, as JSON [[word, number,
+    # title], ...] (``ingest.sections``); "" for a chunk stored without them.
+    sections: str
     ocr: bool  # the passage was read by OCR from a page image
     text: str
     score: float

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import zlib
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -76,6 +77,12 @@ class Passage:
     # Each section's heading, in order ("" for the text before the passage's first heading):
     # a heading, or a FAQ entry's question, opens a section (``answers.sections``).
     headings: list[str] = field(default_factory=list)
+    # Per word: the stored section it lies in, (document, section number, title), from its
+    # chunk's ``sections`` (``ingest.sections``); None where the chunk has none.
+    stored: list[tuple[str, int, str] | None] = field(default_factory=list)
+    # Per section (``headings``): its stored key (document, number) when a stored section's
+    # start opened it, so its text in another passage is the same section.
+    keys: list[tuple[str, int] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +94,7 @@ class Sentence:
     follows: bool  # the sentence before it in the document is quotable and adjacent
     item: int | None = None  # its number in an enumeration ("(2) ...", "Second, ...")
     section: int = 0  # which section of its passage it is in (``Passage.headings``)
+    stored: tuple[str, int] | None = None  # that section's stored key (``Passage.keys``)
 
 
 @dataclass
@@ -170,6 +178,7 @@ def passages(evidence: list[Evidence], tables: list[Table | None] | None = None)
     for first, markers in _runs(evidence, tables):
         words: list[str] = []
         owners: list[tuple[int, ...]] = []
+        stored: list[tuple[str, int, str] | None] = []
         for marker in markers:
             # Evidence is data, not instructions: markers inside it are defanged first.
             new = defang(evidence[marker - 1].get("text", "")).split()
@@ -178,7 +187,35 @@ def passages(evidence: list[Evidence], tables: list[Table | None] | None = None)
                 owners[i] = (*owners[i], marker)
             words.extend(new[k:])
             owners.extend((marker,) for _ in new[k:])
-        out.append(Passage(words, owners, cut_start=bool(first), cut_end=first is not None))
+            stored.extend(_stored(evidence[marker - 1], len(new))[k:])
+        p = Passage(words, owners, cut_start=bool(first), cut_end=first is not None)
+        p.stored = stored if any(stored) else []
+        out.append(p)
+    return out
+
+
+# A placed chunk's heading path: "Pumps › Maintenance, paragraphs 1–2" (``ingest.kinds``).
+_PARAGRAPHS = re.compile(r"^(.+?), paragraphs? \d")
+PATH_SEPARATOR = " › "
+
+
+def _stored(ev: Evidence, n: int) -> list[tuple[str, int, str] | None]:
+    """Each of the chunk's ``n`` words' stored section (``Passage.stored``)."""
+    try:
+        starts = json.loads(ev.get("sections") or "[]")
+    except ValueError:
+        starts = []
+    out: list[tuple[str, int, str] | None] = [None] * n
+    doc = str(ev.get("doc_id") or "")
+    if not starts and (m := _PARAGRAPHS.match(str(ev.get("place") or ""))):
+        # A Word, Markdown or web page's chunk lies in one section: its heading path.
+        path = m.group(1)
+        return [(doc, zlib.crc32(path.encode()), path.rsplit(PATH_SEPARATOR, 1)[-1])] * n
+    if not starts:
+        return out
+    for (word, number, title), nxt in zip(starts, [*starts[1:], [n]], strict=True):
+        for i in range(max(0, int(word)), min(n, int(nxt[0]))):
+            out[i] = (doc, int(number), str(title))
     return out
 
 
@@ -241,15 +278,25 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     p.segments = segment(" ".join(p.words), cut_start=p.cut_start, cut_end=p.cut_end)
     runs: list[list[Sentence]] = [[]]
     heading: set[str] = set()
-    p.headings = [""]
+    p.headings, p.keys = [""], [None]
+    at: tuple[str, int, str] | None = None  # the stored section the last segment lay in
     for seg in p.segments:
         if seg.kind == "header":
             continue
+        if p.stored and (now := p.stored[bisect_right(p.word_starts, seg.start) - 1]) != at:
+            if now is not None:  # a stored section starts: its title heads what follows
+                p.headings.append(now[2])
+                p.keys.append(now[:2])
+                heading = _stems(now[2])
+                runs.append([])
+            at = now
         reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
         fits = reply or MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
         if seg.kind == "heading" or (seg.kind == "sentence" and opens_entry(seg.text)):
-            p.headings.append(seg.text)
-            heading = _stems(seg.text)
+            if p.keys[-1] is None or not _names(seg.text, p.headings[-1]):
+                p.headings.append(seg.text)  # a heading the stored ones do not name
+                p.keys.append(None)
+                heading = _stems(seg.text)
             runs.append([])
             continue
         if (seg.kind != "sentence" and not reply) or not fits:
@@ -265,9 +312,17 @@ def quotable(p: Passage) -> list[list[Sentence]]:
                 follows,
                 _item(p, seg),
                 len(p.headings) - 1,
+                p.keys[-1],
             )
         )
     return [run for run in runs if run]
+
+
+def _names(line: str, title: str) -> bool:
+    """The heading line is the stored section's own title ("1.3 What compiler can I use?"
+    under the outline's "What compiler can I use?")."""
+    said, named = _stems(line), _stems(title)
+    return bool(named) and named <= said
 
 
 def _ranks(evidence: list[Evidence]) -> dict[int, int]:

@@ -50,7 +50,7 @@ OFFERED = POLICY.offered
 class Section:
     """One section of the evidence: its heading, its quotable sentences and its windows."""
 
-    key: tuple[int, int]  # (passage, section of the passage)
+    key: tuple[Any, ...]  # the stored section (document, number), else (passage, section)
     heading: str
     sentences: list[Sentence] = field(default_factory=list)
     windows: list[Window] = field(default_factory=list)
@@ -70,10 +70,13 @@ class Section:
 def group(found: list[Window], headings: dict[int, list[str]]) -> list[Section]:
     """The windows grouped by the section they lie in, each section with its sentences in
     document order."""
-    by_key: dict[tuple[int, int], Section] = {}
+    by_key: dict[tuple[Any, ...], Section] = {}
     seen_runs: set[int] = set()
     for w in found:
-        key = (w.passage, w.sentences[0].section)
+        first = w.sentences[0]
+        # A stored section is one section in every passage it shows in: two chunks of a long
+        # section, retrieved apart, are ranked as one whole.
+        key: tuple[Any, ...] = first.stored or (w.passage, first.section)
         sec = by_key.setdefault(key, Section(key, heading_of(w, headings)))
         sec.windows.append(w)
         if id(w.run) not in seen_runs:
@@ -140,7 +143,8 @@ def rank(question: str, sections: list[Section]) -> list[Section]:
     for sec, k, m, w in zip(sections, zk, zm, zw, strict=True):
         wk, wm, ww = SECTION_WEIGHTS
         sec.score = wk * k + wm * m + ww * w
-    return sorted(sections, key=lambda s: (-s.score, s.key))
+    order = {id(sec): n for n, sec in enumerate(sections)}  # ties: the evidence's order
+    return sorted(sections, key=lambda s: (-s.score, order[id(s)]))
 
 
 def opening(sec: Section) -> Window | None:

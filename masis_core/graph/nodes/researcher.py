@@ -101,6 +101,7 @@ def to_evidence(c: Candidate, quality: float, why: KeptBy) -> Evidence:
         page_end=int(m.get("page_end", 0)),
         place=str(m.get("place") or ""),
         rows=str(m.get("rows") or ""),
+        sections=str(m.get("sections") or ""),
         ocr=bool(m.get("ocr", False)),
         text=c.text,
         score=round(c.dense, 6),
