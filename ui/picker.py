@@ -24,16 +24,24 @@ def _name(n: int) -> str:
 
 
 def _where(c: dict[str, Any]) -> str:
-    place = c.get("place") or (f"page {c['page']}" if c.get("page") is not None else "")
-    name = untrusted(c.get("filename") or "")
-    return ", ".join(p for p in (f"**{name}**" if name else "", untrusted(place)) if p)
+    """The document and place (or page) under the title; what the title says already (a
+    card without a heading is titled by its document and place) is not said twice."""
+    page = f"page {c['page']}" if c.get("page") is not None else ""
+    if c.get("heading"):
+        place = c.get("place") or page
+        name = untrusted(c.get("filename") or "")
+        return ", ".join(p for p in (f"**{name}**" if name else "", untrusted(place)) if p)
+    return "" if c.get("place") else page
 
 
 def _card(c: dict[str, Any], by_n: dict[int, dict[str, Any]], run_id: str) -> bool:
-    """One candidate; True when its button was pressed."""
+    """One candidate, titled by its section's heading (else its document and place); True
+    when its button was pressed."""
     with st.container(border=True):
-        heading = f" · *{untrusted(c['heading'])}*" if c.get("heading") else ""
-        st.markdown(f"**{_name(c['n'])}**{heading} — {_where(c)}")
+        title = c.get("title") or c.get("heading") or c.get("filename") or ""
+        where = _where(c)
+        head = f"**{_name(c['n'])}** · *{untrusted(title)}*" if title else f"**{_name(c['n'])}**"
+        st.markdown(f"{head} — {where}" if where else head)
         if c.get("clashes"):
             for clash in c["clashes"]:
                 other = by_n.get(clash["n"])

@@ -226,12 +226,65 @@ def whole_list(w: Window) -> Window:
 
 _ENTRY_QUESTION = re.compile(r"^[^?]{3,250}\?$")
 MAX_ENTRY_WORDS = POLICY.max_entry_words
+MIN_ENTRY_WORDS = POLICY.min_entry_words
 _REPLY = re.compile(r"^(?:Yes|No)(?:, \w+)?[.!]$")  # a FAQ entry's first word: the answer
+# A section's number set apart from its title ("1.3." then "What compiler can I use."): a
+# run-in heading, its title set as a sentence (the Rcpp FAQ's style).
+_RUN_IN_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
+MAX_TITLE_WORDS = POLICY.max_title_words
+# An admonition's label names no section: "Note:" had titled a card.
+_LABEL = re.compile(r"^(?:Note|Tip|Caution|Warning|Important|Attention|Hint|Remark):?$")
+_NUMBER_PREFIX = re.compile(r"^(?:\d{1,4}|[A-Z])(?:\.\d{1,3})*\.?\s+")
 
 
 def opens_entry(text: str) -> bool:
     """A question on its own opens a FAQ entry: the section it heads is its answer."""
-    return len(text.split()) <= MAX_ENTRY_WORDS and bool(_ENTRY_QUESTION.match(text))
+    words = len(text.split())
+    return MIN_ENTRY_WORDS <= words <= MAX_ENTRY_WORDS and bool(_ENTRY_QUESTION.match(text))
+
+
+def credible_heading(text: str) -> bool:
+    """A heading the segmenter found that names a section: a short title that opens with a
+    capital or a digit. A reference's number before the rest of its sentence ("FAQ 2.2.1 both
+    which use ...", "2.2.1 because it takes care of ...") or a label ("Note:") is none."""
+    title = _NUMBER_PREFIX.sub("", text, count=1)
+    if not title or _LABEL.match(title) or len(title.split()) > MAX_TITLE_WORDS:
+        return False
+    return title[0].isupper() or title[0].isdigit()
+
+
+def _run_in(segments: list[Segment], i: int) -> str | None:
+    """The heading that segment ``i`` titles when it is a run-in heading's title: a short
+    sentence right after a section's number set apart ("2.9." "Can I use Rcpp with Visual
+    Studio."), quoted as prose before."""
+    seg = segments[i]
+    j = i - 1
+    while j >= 0 and segments[j].kind == "header":
+        j -= 1
+    # The number ends the piece before, which is no prose: code or debris had taken it in
+    # ("... Rcpp::List dimnms; 3.9." then "Why can long long types not be cast correctly.").
+    number = segments[j].text.split()[-1] if j >= 0 and segments[j].kind != "sentence" else ""
+    if seg.kind != "sentence" or not _RUN_IN_NUMBER.match(number):
+        return None
+    if len(seg.text.split()) > MAX_TITLE_WORDS or not seg.text[0].isupper():
+        return None
+    return f"{number} {seg.text.removesuffix('.')}"
+
+
+def _heading(segments: list[Segment], i: int, answered: bool) -> str | bool | None:
+    """What segment ``i`` is to the sections: the heading it opens (a string), ``False`` for
+    a heading-like piece that opens none and is not quoted either (a label, a reference's
+    number, a question restated under its entry's heading before any answer), else None."""
+    seg = segments[i]
+    if seg.kind == "heading":
+        return seg.text if credible_heading(seg.text) else False
+    if (run_in := _run_in(segments, i)) is not None:
+        return run_in
+    if seg.kind == "sentence" and _ENTRY_QUESTION.match(seg.text):
+        if not answered:
+            return False  # "Ok, I can create a matrix, but how do I set its names?"
+        return seg.text if opens_entry(seg.text) else None
+    return None
 
 
 def quotable(p: Passage) -> list[list[Sentence]]:
@@ -242,20 +295,20 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     runs: list[list[Sentence]] = [[]]
     heading: set[str] = set()
     p.headings = [""]
-    for seg in p.segments:
+    answered = True  # the text before the first heading is no entry's question
+    for i, seg in enumerate(p.segments):
         if seg.kind == "header":
             continue
+        opened = _heading(p.segments, i, answered)
+        if isinstance(opened, str):
+            p.headings.append(opened)
+            heading, answered = _stems(opened), False
         reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
         fits = reply or MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
-        if seg.kind == "heading" or (seg.kind == "sentence" and opens_entry(seg.text)):
-            p.headings.append(seg.text)
-            heading = _stems(seg.text)
+        if opened is not None or (seg.kind != "sentence" and not reply) or not fits:
             runs.append([])
             continue
-        if (seg.kind != "sentence" and not reply) or not fits:
-            runs.append([])
-            continue
-        follows = bool(runs[-1])
+        follows, answered = bool(runs[-1]), True
         runs[-1].append(
             Sentence(
                 seg.text,

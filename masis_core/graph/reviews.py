@@ -80,12 +80,16 @@ def candidates(
     for n, part in enumerate(_passages(draft)):
         cited = [evidence[m - 1] for m in markers(part) if 1 <= m <= len(evidence)]
         first = cited[0] if cited else {}
+        heading = headings[n] if n < len(headings) else ""
+        filename = first.get("filename") or first.get("url") or ""
         out.append(
             {
                 "n": n,
                 "text": strip_markers(part),
-                "heading": headings[n] if n < len(headings) else "",
-                "filename": first.get("filename") or first.get("url") or "",
+                "heading": heading,
+                # The card's title: its section's heading, else its document and place.
+                "title": heading or ", ".join(p for p in (filename, first.get("place")) if p),
+                "filename": filename,
                 "page": first.get("page_start"),
                 "place": first.get("place") or "",
                 "clashes": [],

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from masis_core.answers.offline import render_answer
+from masis_core.answers.offline import paragraph_headings, render_answer
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
 from masis_core.state import ResearchState, all_evidence
@@ -55,6 +55,5 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     # Web evidence can answer where the documents had nothing: the review is not needed.
     cleared = {"hitl": None} if hitl.get("kind") == "no_evidence" else {}
     # Passages and their headings are the offline engine's: a model's answer is prose.
-    heads = {p["passage"]: p.get("heading", "") for p in parts if "passage" in p}
-    headings = [h for _, h in sorted(heads.items())]
+    headings = paragraph_headings(parts) if any("passage" in p for p in parts) else []
     return {"draft_answer": draft, "draft_headings": headings, **cleared, "trace": [entry]}
