@@ -15,6 +15,8 @@ from typing import Any
 import streamlit as st
 
 from masis_core.text.markup import quote_block, untrusted
+from masis_core.text.sentences import sentences
+from ui.resources import has_pages, quoted_page
 
 NAMES = ("The lead", "Option 1", "Option 2")
 
@@ -23,10 +25,24 @@ def _name(n: int) -> str:
     return NAMES[n] if n < len(NAMES) else f"Option {n}"
 
 
+def page_of(c: dict[str, Any]) -> int | None:
+    """The page of the card's first quoted sentence, as its citation shows it: the chunk's
+    first page unless the chunk runs over a page break, then the page found in the PDF."""
+    first, last = c.get("page"), c.get("page_end")
+    if first is None or not last or last <= first or not c.get("doc_id") or c.get("place"):
+        return first
+    if not has_pages(str(c["doc_id"])):
+        return int(first)
+    said = sentences(str(c.get("text") or ""))
+    found = quoted_page(str(c["doc_id"]), (int(first), int(last)), said[0]) if said else None
+    return int(first) if found is None else found
+
+
 def _where(c: dict[str, Any]) -> str:
     """The document and place (or page) under the title; what the title says already (a
     card without a heading is titled by its document and place) is not said twice."""
-    page = f"page {c['page']}" if c.get("page") is not None else ""
+    number = page_of(c)
+    page = f"page {number}" if number is not None else ""
     if c.get("heading"):
         place = c.get("place") or page
         name = untrusted(c.get("filename") or "")

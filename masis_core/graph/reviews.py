@@ -90,7 +90,11 @@ def candidates(
                 # The card's title: its section's heading, else its document and place.
                 "title": heading or ", ".join(p for p in (filename, first.get("place")) if p),
                 "filename": filename,
+                "doc_id": first.get("doc_id") or "",
                 "page": first.get("page_start"),
+                # A chunk may run over a page break: the picker shows the page of the first
+                # sentence quoted, as a citation's page view does (``ui.picker``).
+                "page_end": first.get("page_end"),
                 "place": first.get("place") or "",
                 "clashes": [],
             }
