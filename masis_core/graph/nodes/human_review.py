@@ -56,6 +56,34 @@ def _fresh_pass(**changes: Any) -> dict[str, Any]:
     return {"hitl": None, "draft_answer": None, "critique": {}, "decision": "plan", **changes}
 
 
+def _accepted(
+    state: ResearchState, response: dict[str, Any], entry: dict[str, Any]
+) -> dict[str, Any]:
+    """The draft accepted as it stands, or with the passage the analyst picked as its lead
+    (judged like any other, then the run ends: supervisor); either is the analyst's word."""
+    by = str(response.get("by") or "")
+    if response.get("lead") is None:
+        return {
+            "hitl": None,
+            "status": "completed",
+            "decision": "end",
+            "confidence": (state.get("critique") or {}).get("confidence"),
+            "metrics": {"accepted_by_analyst": True, "confirmed_by": by},
+            "trace": [entry],
+        }
+    entry["lead"] = response["lead"]
+    headings = state.get("draft_headings") or []
+    return {
+        "hitl": None,
+        "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
+        "draft_headings": lead_with_list(headings, response["lead"]),
+        "lead_chosen": True,
+        "decision": "judge",
+        "metrics": {"lead_chosen_by_analyst": response["lead"], "confirmed_by": by},
+        "trace": [entry],
+    }
+
+
 def node(state: ResearchState) -> dict[str, Any]:
     payload = state.get("hitl") or {}
     response = validate(payload, interrupt(payload))
@@ -63,28 +91,8 @@ def node(state: ResearchState) -> dict[str, Any]:
     entry = {"node": "human_review", "kind": payload.get("kind"), "action": action}
     if action == "cancel":
         return {"hitl": None, "status": "cancelled", "decision": "end", "trace": [entry]}
-    if action == "accept" and response.get("lead") is not None:
-        # The analyst's lead is judged like any other, then the run ends (supervisor).
-        entry["lead"] = response["lead"]
-        headings = state.get("draft_headings") or []
-        return {
-            "hitl": None,
-            "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
-            "draft_headings": lead_with_list(headings, response["lead"]),
-            "lead_chosen": True,
-            "decision": "judge",
-            "metrics": {"lead_chosen_by_analyst": response["lead"]},
-            "trace": [entry],
-        }
     if action == "accept":
-        return {
-            "hitl": None,
-            "status": "completed",
-            "decision": "end",
-            "confidence": (state.get("critique") or {}).get("confidence"),
-            "metrics": {"accepted_by_analyst": True},
-            "trace": [entry],
-        }
+        return _accepted(state, response, entry)
     if action == "rephrase":
         text = response["text"]
         entry["question"] = text
