@@ -14,11 +14,13 @@ from typing import Any
 
 import streamlit as st
 
+from masis_core.answers.policy import POLICY
 from masis_core.text.markup import quote_block, untrusted
 from masis_core.text.sentences import sentences
 from ui.resources import has_pages, quoted_page
 
 NAMES = ("The lead", "Option 1", "Option 2")
+MIN_PICKS = POLICY.min_picks
 
 
 def _name(n: int) -> str:
@@ -84,7 +86,7 @@ def passage_picker(run_id: str, candidates: list[dict[str, Any]]) -> dict[str, A
     st.markdown(
         "Which passage answers the question? Your pick completes the run with it as the "
         "answer, marks it 👍 and teaches this workspace's confidence (a lead passed over "
-        "counts as a wrong answer)."
+        f"counts as a wrong answer) and, from {MIN_PICKS} picks on, how it scores passages."
     )
     by_n = {c["n"]: c for c in candidates}
     for c in candidates:

@@ -18,6 +18,9 @@ import json
 import logging
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
@@ -341,6 +344,25 @@ def load_weights() -> dict[str, float]:
     return dict(json.loads(WEIGHTS_PATH.read_text())["weights"])
 
 
+# A workspace's own weights, refitted on its analyst's picks (``workspaces.picks``), for the
+# drafts of one run; the shipped ones otherwise.
+_WEIGHTS: ContextVar[dict[str, float] | None] = ContextVar("passage_weights", default=None)
+
+
+@contextmanager
+def scoring_with(weights: dict[str, float] | None) -> Iterator[None]:
+    """Windows are scored with ``weights`` inside the block (None: the shipped weights)."""
+    token = _WEIGHTS.set(weights)
+    try:
+        yield
+    finally:
+        _WEIGHTS.reset(token)
+
+
+def current_weights() -> dict[str, float]:
+    return _WEIGHTS.get() or load_weights()
+
+
 def _coverage(sentences: list[Sentence], present: set[str]) -> float:
     said = set().union(*(s.stems for s in sentences))
     context = set().union(*(s.context for s in sentences)) - said
@@ -395,7 +417,7 @@ def sectioned_windows(
 ) -> tuple[list[Window], dict[int, list[str]]]:
     """Every answer candidate of the evidence, with its features and score, and each
     passage's section headings (``Passage.headings``; a window's ``passage`` indexes them)."""
-    weights = load_weights()
+    weights = current_weights()
     ranks = _ranks(evidence)
     found: list[Window] = []
     tables = [table_of(ev) for ev in evidence]  # parsed once: rows here, not text there

@@ -89,10 +89,11 @@ class AnswerPolicy:
         "a workspace's picks refit its window scorer from this many on: fewer say too little",
     )
     pick_prior: float = setting(
-        1.0,
+        0.5,
         "hand",
         "precision of the Gaussian prior that holds a workspace's refit near the shipped "
-        "weights (each pick's softmax loss against it): see docs/answers-and-confidence.md",
+        "weights: five picks of one choice overturn the boiler-log pair's shipped margin of "
+        "1.07 (by 0.15); at 1.0 it took nine (docs/answers-and-confidence.md)",
     )
     # -- sections (sections.py) ----------------------------------------------------------------
     short_section_words: int = setting(

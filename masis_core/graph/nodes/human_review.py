@@ -5,16 +5,22 @@ Everything before ``interrupt`` re-runs on resume, so this node computes nothing
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
-from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list
+from masis_core.graph.context import RunContext
+from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list, pick_features
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.state import ResearchState
+from masis_core.state import ResearchState, all_evidence
+from masis_core.workspaces.picks import PickStore
+
+log = logging.getLogger(__name__)
 
 THRESHOLD_STEP = 0.1
 
@@ -56,8 +62,25 @@ def _fresh_pass(**changes: Any) -> dict[str, Any]:
     return {"hitl": None, "draft_answer": None, "critique": {}, "decision": "plan", **changes}
 
 
+def _remember(state: ResearchState, picks: PickStore, lead: int) -> None:
+    """The pick as a lesson for the workspace's passage scorer (``workspaces.picks``): the
+    analyst's choice stands whether or not it can be kept."""
+    learned = pick_features(
+        state.get("question", ""), state.get("draft_answer") or "", all_evidence(state), lead
+    )
+    if learned is None or not state.get("run_id") or not state.get("workspace_id"):
+        return
+    try:
+        picks.record(str(state["workspace_id"]), str(state["run_id"]), *learned)
+    except Exception:  # a lost lesson, never a lost answer
+        log.warning("the pick of run %s was not kept", state.get("run_id"), exc_info=True)
+
+
 def _accepted(
-    state: ResearchState, response: dict[str, Any], entry: dict[str, Any]
+    state: ResearchState,
+    response: dict[str, Any],
+    entry: dict[str, Any],
+    pick: PickStore | None = None,
 ) -> dict[str, Any]:
     """The draft accepted as it stands, or with the passage the analyst picked as its lead
     (judged like any other, then the run ends: supervisor); either is the analyst's word."""
@@ -72,6 +95,8 @@ def _accepted(
             "trace": [entry],
         }
     entry["lead"] = response["lead"]
+    if state.get("engine") == "offline" and pick is not None:
+        _remember(state, pick, response["lead"])
     headings = state.get("draft_headings") or []
     return {
         "hitl": None,
@@ -84,7 +109,7 @@ def _accepted(
     }
 
 
-def node(state: ResearchState) -> dict[str, Any]:
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     payload = state.get("hitl") or {}
     response = validate(payload, interrupt(payload))
     action = response["action"]
@@ -92,7 +117,7 @@ def node(state: ResearchState) -> dict[str, Any]:
     if action == "cancel":
         return {"hitl": None, "status": "cancelled", "decision": "end", "trace": [entry]}
     if action == "accept":
-        return _accepted(state, response, entry)
+        return _accepted(state, response, entry, PickStore(runtime.context.bench.db))
     if action == "rephrase":
         text = response["text"]
         entry["question"] = text

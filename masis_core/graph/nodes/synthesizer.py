@@ -6,10 +6,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers.compose import scoring_with
 from masis_core.answers.offline import paragraph_headings, render_answer
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
 from masis_core.state import ResearchState, all_evidence
+from masis_core.workspaces.picks import PickStore
 
 NO_EVIDENCE_ANYWHERE = (
     "Neither your documents nor the web returned anything usable for this question. "
@@ -35,7 +37,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     runtime.stream_writer(
         {"node": "synthesizer", "status": f"writing from {len(evidence)} passages"}
     )
-    with timed() as t:
+    weights = PickStore(ctx.bench.db).weights(state.get("workspace_id"))
+    with timed() as t, scoring_with(weights):  # the workspace's picks, once it has enough
         result = ctx.engine.synthesize(
             state["question"], evidence, (state.get("plan") or {}).get("strategy", "")
         )
@@ -49,6 +52,8 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         "model_calls": result.calls,
         "duration_ms": t["ms"],
     }
+    if weights is not None:  # the Inspector's trace says whose weights scored the windows
+        entry["passage_weights"] = "refitted on this workspace's picks"
     if result.error:
         entry["error"] = result.error
     entry.update(result.trace_fields())
