@@ -210,3 +210,32 @@ def test_a_card_without_a_heading_is_titled_by_its_document() -> None:
     evidence = [ev("The pump is serviced every 2000 hours.", 1, doc="manual")]
     (card,) = candidates("How often?", "The pump is serviced every 2000 hours. [1]", evidence, [])
     assert card["title"] == "manual.pdf"
+
+
+def test_a_run_in_title_whose_number_was_in_the_chunk_before_still_titles_its_section() -> None:
+    text = (
+        "How do I use Rcpp in my package. Rcpp has been specifically designed to be used by "
+        "other packages, and making a package that uses it depends on the same steps."
+    )
+    found, headings = today.sectioned_windows("How do I use Rcpp in a package?", [ev(text, 7)])
+    assert headings[0] == ["", "How do I use Rcpp in my package"]
+    assert {s.text for w in found for s in w.sentences} == {text.split(". ", 1)[1]}
+    # The same words at a document's very start are its first sentence, as before.
+    found, headings = today.sectioned_windows("How do I use Rcpp?", [ev(text, 0)])
+    assert headings[0] == [""]
+
+
+def test_a_chapter_title_before_a_run_in_heading_is_not_quoted() -> None:
+    text = (
+        "This restriction comes from both R and Rcpp, which are licensed under the GPL. "
+        "Compiling and Linking 2.1. How do I use Rcpp in my package. Rcpp has been "
+        "specifically designed to be used by other packages and their authors."
+    )
+    found, headings = today.sectioned_windows("How do I use Rcpp in a package?", [ev(text, 0)])
+    assert headings[0] == ["", "2.1. How do I use Rcpp in my package"]
+    said = {s.text for w in found for s in w.sentences}
+    assert not {"Compiling and Linking 2.1.", "How do I use Rcpp in my package."} & said
+    assert (
+        "Rcpp has been specifically designed to be used by other packages and their authors."
+        in said
+    )

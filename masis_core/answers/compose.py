@@ -33,6 +33,7 @@ from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
+from masis_core.text.words import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +238,9 @@ _RUN_IN_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
 MAX_TITLE_WORDS = POLICY.max_title_words
 # An admonition's label names no section: "Note:" had titled a card.
 _LABEL = re.compile(r"^(?:Note|Tip|Caution|Warning|Important|Attention|Hint|Remark):?$")
+_ASKS_AS_TITLE = re.compile(
+    r"^(?:How|What|Why|Can|Could|Does|Do|Is|Are|Which|Where|When|Should|Will)\s[^?]*[^.?]\.$"
+)
 _NUMBER_PREFIX = re.compile(r"^(?:\d{1,4}|[A-Z])(?:\.\d{1,3})*\.?\s+")
 
 
@@ -256,32 +260,48 @@ def credible_heading(text: str) -> bool:
     return title[0].isupper() or title[0].isdigit()
 
 
-def _run_in(segments: list[Segment], i: int) -> str | None:
+def _ends_on_number(seg: Segment) -> bool:
+    """Whether a section's number that ends ``seg`` may be a run-in heading's: the piece is
+    no prose (code or debris took the number in), or it is a title before it ("Compiling
+    and Linking 2.1.": a chapter's heading, then its first section's number)."""
+    if seg.kind != "sentence":
+        return True
+    title = seg.text.split()[:-1]
+    return bool(title) and all(w[0].isupper() or w.lower() in STOP_WORDS for w in title)
+
+
+def _run_in(segments: list[Segment], i: int, cut: bool = False) -> str | None:
     """The heading that segment ``i`` titles when it is a run-in heading's title: a short
     sentence right after a section's number set apart ("2.9." "Can I use Rcpp with Visual
-    Studio."), quoted as prose before."""
+    Studio."), quoted as prose before; or, first in a passage ``cut`` from its document's
+    text before, a question set with a full stop ("How do I use Rcpp in my package."): prose
+    asks with a question mark."""
     seg = segments[i]
     j = i - 1
     while j >= 0 and segments[j].kind == "header":
         j -= 1
     # The number ends the piece before, which is no prose: code or debris had taken it in
     # ("... Rcpp::List dimnms; 3.9." then "Why can long long types not be cast correctly.").
-    number = segments[j].text.split()[-1] if j >= 0 and segments[j].kind != "sentence" else ""
-    if seg.kind != "sentence" or not _RUN_IN_NUMBER.match(number):
+    number = segments[j].text.split()[-1] if j >= 0 and _ends_on_number(segments[j]) else ""
+    if seg.kind != "sentence" or len(seg.text.split()) > MAX_TITLE_WORDS:
         return None
-    if len(seg.text.split()) > MAX_TITLE_WORDS or not seg.text[0].isupper():
+    if j < 0 and cut and _ASKS_AS_TITLE.match(seg.text):
+        return seg.text.removesuffix(".")  # its number was in the chunk before, not retrieved
+    if not _RUN_IN_NUMBER.match(number) or not seg.text[0].isupper():
         return None
     return f"{number} {seg.text.removesuffix('.')}"
 
 
-def _heading(segments: list[Segment], i: int, answered: bool) -> str | bool | None:
+def _heading(
+    segments: list[Segment], i: int, answered: bool, cut: bool = False
+) -> str | bool | None:
     """What segment ``i`` is to the sections: the heading it opens (a string), ``False`` for
     a heading-like piece that opens none and is not quoted either (a label, a reference's
     number, a question restated under its entry's heading before any answer), else None."""
     seg = segments[i]
     if seg.kind == "heading":
         return seg.text if credible_heading(seg.text) else False
-    if (run_in := _run_in(segments, i)) is not None:
+    if (run_in := _run_in(segments, i, cut)) is not None:
         return run_in
     if seg.kind == "sentence" and _ENTRY_QUESTION.match(seg.text):
         if not answered:
@@ -302,8 +322,10 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     for i, seg in enumerate(p.segments):
         if seg.kind == "header":
             continue
-        opened = _heading(p.segments, i, answered)
+        opened = _heading(p.segments, i, answered, p.cut_start)
         if isinstance(opened, str):
+            if runs[-1] and runs[-1][-1].text.split()[-1] == opened.split()[0]:
+                runs[-1].pop()  # "Compiling and Linking 2.1.": a heading, not a sentence
             p.headings.append(opened)
             heading, answered = _stems(opened), False
         reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
