@@ -13,7 +13,7 @@ from masis_core.services.runs import RunService
 from masis_core.text.markup import percent
 from tests.apptest import fresh_app, settle
 from tests.pdfs import filler, make_pdf
-from tests.texts import BOILER_LOG_QUESTION
+from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
 
 VALVE = "The relief valve opens at 8 bar and closes again when the pressure falls to 7 bar."
 
@@ -87,3 +87,26 @@ def test_a_run_opened_by_its_address_is_picked_and_shows_the_analysts_confirmati
     assert row["review"] == "confirmed by the analyst"
     assert row["confidence"] is None or row["confidence"] != row["confidence"]  # None / NaN
     assert [m.value for m in at.metric if m.label == "Confidence"] == ["Confirmed"]
+
+
+def test_an_accounts_pick_is_confirmed_in_its_name(bench) -> None:
+    """With accounts, the confirmation names who confirmed: the door adds the account's name
+    to the response; the export says it too."""
+    from masis_core.services.access import Door
+    from masis_core.services.reports import run_markdown
+    from masis_core.storage.accounts import Accounts
+    from tests.test_access import FAST
+
+    bench._accounts = Accounts(bench.db, hasher=FAST)
+    ws = bench.registry.create_workspace("plant", "wordllama")
+    Ingestor(bench).ingest_bytes(ws, BOILER_LOG_PLACE.encode(), "office.txt")
+    Ingestor(bench).ingest_bytes(ws, BOILER_LOG_ENTRIES.encode(), "log.txt")
+    bench.accounts.create("root", "root password")
+    bench.accounts.create("ann", "ann password")
+    bench.accounts.grant(ws.id, "ann", "editor", actor="root")
+    who, _ = bench.accounts.sign_in("ann", "ann password")
+    ann = Door(bench, who, RunService(bench))
+    paused = ann.ask(ws.id, BOILER_LOG_QUESTION)
+    done = ann.resume(paused.run_id, {"action": "accept", "lead": 1})
+    assert done.status == "completed" and done.confirmed_by == "ann"
+    assert "Confidence: confirmed by ann (the model's: " in run_markdown(done)
