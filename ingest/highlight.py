@@ -392,6 +392,32 @@ def highlight_page(
         pdf.close()
 
 
+def sentence_page(
+    path: Path,
+    page_start: int,
+    page_end: int,
+    sentence: str,
+    ocr_words: PageWords | None = None,
+) -> int | None:
+    """The page of pages ``page_start``..``page_end`` that holds most of ``sentence``, as
+    ``highlight_page`` chooses the page it draws for a citation; None when the file is no
+    readable PDF or the sentence is not found on those pages."""
+    pdf = open_stored_pdf(path)
+    if pdf is None:
+        return None
+    try:
+        if not 1 <= page_start <= len(pdf):
+            return None
+        run = PageRun(pdf, page_start, max(page_start, page_end), ocr_words)
+        try:
+            found = run.locate(sentence)
+            return _best_page([found], page_start) if found.found else None
+        finally:
+            run.close()
+    finally:
+        pdf.close()
+
+
 def _rects(
     run: PageRun, page: pdfium.PdfPage, number: int, found: Sequence[int], size: tuple[int, int]
 ) -> list[tuple[int, int, int, int]]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.document import ParsedDocument
-from ingest.highlight import HighlightedPage, highlight_page
+from ingest.highlight import HighlightedPage, highlight_page, sentence_page
 from ingest.ocr import OcrOptions, PageWords, ProgressFn, keep_engine, preload
 from ingest.parsing import (
     is_plain_text,
@@ -435,3 +435,17 @@ def highlight_pdf_page(
     there is no page to draw."""
     args = (path, span[0], span[1], passage, cited, page, zoom, ocr_words)
     return _preview(highlight_page, args, path, page or span[0], timeout_s)
+
+
+def sentence_pdf_page(
+    path: Path,
+    span: tuple[int, int],
+    sentence: str,
+    timeout_s: float,
+    ocr_words: PageWords | None = None,
+) -> int | None:
+    """The page of ``span`` that holds ``sentence`` (``ingest.highlight.sentence_page``), read
+    in a child with a time limit; ``None`` when it cannot be told."""
+    args = (path, span[0], span[1], sentence, ocr_words)
+    page: int | None = _preview(sentence_page, args, path, span[0], timeout_s)
+    return page

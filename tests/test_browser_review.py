@@ -52,6 +52,8 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     # The passage picker: each candidate with its place, one click from the answer.
     expect(page.get_by_text("Which passage answers the question?")).to_be_visible()
     expect(page.get_by_text("Option 1", exact=True)).to_be_visible()
+    # Each card is titled by its section's heading, else by its document (these notes have none).
+    expect(page.get_by_text(re.compile(r"^Option 1 · log\.txt"))).to_be_visible()
     picks = page.get_by_role("button", name="This answers it")
     expect(picks).to_have_count(2)
     picks.nth(1).click()
@@ -64,6 +66,11 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
         page.get_by_text(re.compile(r"How the agent worked: \d+ steps")).click()
     expect(reviewed).to_be_visible()
     expect(page.get_by_text(RAW)).to_have_count(0)
+    # The answer's confidence is the analyst's confirmation, not the figure it paused on.
+    confidence = page.get_by_test_id("stMetric").filter(has_text=re.compile("^Confidence"))
+    expect(confidence).to_contain_text("Confirmed")
+    expect(confidence).not_to_contain_text("%")
+    expect(page.get_by_text(re.compile(r"^Confirmed by the analyst at review\."))).to_be_visible()
     # The answer comes first; its sentences show again in the support and sources below.
     lead = page.get_by_text(re.compile(r"^Each entry of the boiler log records the pressure")).first
     expect(lead).to_be_visible()

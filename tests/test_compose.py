@@ -15,7 +15,7 @@ from ingest.parsing import Page, parse_bytes
 from masis_core.answers.compose import compose, passages
 from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.state import Evidence
-from masis_core.text.sentences import ends_as_promised, segment
+from masis_core.text.sentences import claims, ends_as_promised, segment, sentences
 from tests.pdfs import make_pdf
 
 
@@ -239,6 +239,26 @@ def test_a_numbered_list_without_full_stops_lends_no_item_its_next_number() -> N
 def test_abbreviations_and_initials_do_not_end_sentences() -> None:
     text = "From D. Stimits the cable works, e.g. Windows users can use it too."
     assert sentences_of(text) == [text]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "On almost all platforms a C99 compiler, e.g. GCC or Clang, builds the package.",
+        "Prices vary by region, i.e. Europe pays more than America for the same licence.",
+        "The defaults are drawn in Fig. 3 and listed in Table No. 4 of the manual.",
+        "The method was first described by J. R. Smith in his paper on sorting.",
+        "Read the notes first, cf. Section 3 of the manual for the details of each.",
+        "The match Apples vs. Oranges is a classic comparison in the literature.",
+        "Fruits, vegetables, etc. are sold in the market every morning of the week.",
+    ],
+)
+def test_the_claim_splitter_does_not_end_a_sentence_at_an_abbreviation(sentence: str) -> None:
+    """``sentences`` (claims, stances, the judge's reading) reads abbreviations as ``segment``
+    does: "e.g." had cut a quoted sentence in two."""
+    text = f"{sentence} It ends here. And the next one starts."
+    assert sentences(text) == [sentence, "It ends here.", "And the next one starts."]
+    assert claims(f"{sentence} [1]") == [f"{sentence} [1]"]
 
 
 def test_a_title_block_and_its_authors_are_not_a_sentence() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from masis_core.answers import compose as today
 from masis_core.answers import sections
-from masis_core.answers.offline import render_answer
+from masis_core.answers.offline import paragraph_headings, render_answer
 from masis_core.graph.reviews import candidates
 from masis_core.state import Evidence
 
@@ -132,3 +132,110 @@ def test_the_picker_names_two_passages_that_give_different_figures() -> None:
     assert found[0]["clashes"] and found[0]["clashes"][0]["n"] == 1
     assert found[1]["clashes"][0]["n"] == 0
     assert "250" in found[0]["clashes"][0]["why"]
+
+
+# Modelled on the Rcpp FAQ (issue 51's held-out set): run-in headings whose title is set as a
+# sentence ("1.3. What compiler can I use. On almost all ..."), one whose number a code line
+# took in, a question restated under its heading, a reference "FAQ 2.2.1" and a "Note:".
+RUN_IN = (
+    "1.2. What do I need. Obviously, R must be installed on the machine before anything else. "
+    "1.3. What compiler can I use. On almost all platforms, the GNU Compiler Collection has to "
+    "be used along with the corresponding g++ compiler. Windows users need the Rtools package "
+    "from the site maintained by Duncan Murdoch. "
+    "2.1. How do I link against the library. We recommend you use either FAQ 2.1 or FAQ "
+    "2.2.1 both which use the Rcpp function LdFlags() to find the library location. "
+    "Note: The library location still needs to be provided by the user on older systems. "
+    "x.fill(42); Rcpp::List dimnms = 3.8. How can I set matrix row and column names. "
+    "Ok, I can create a matrix, but how do I set its row and column names? Pretty much the "
+    "same way as in R itself: you define a list with two character vectors and set the "
+    "dimnames attribute of the matrix to it."
+)
+RUN_IN_HEADINGS = {
+    "1.2. What do I need",
+    "1.3. What compiler can I use",
+    "2.1. How do I link against the library",
+    "3.8. How can I set matrix row and column names",
+}
+
+
+def test_a_run_in_heading_titles_its_section_and_is_never_quoted() -> None:
+    found, headings = today.sectioned_windows("Which compiler can I use?", [ev(RUN_IN)])
+    said = {s.text for w in found for s in w.sentences}
+    assert set(headings[0]) - {""} == RUN_IN_HEADINGS  # no reference, label nor question
+    assert not said & {
+        "What do I need.",
+        "What compiler can I use.",
+        "How can I set matrix row and column names.",
+        "Ok, I can create a matrix, but how do I set its row and column names?",
+    }
+    assert any(s.startswith("On almost all platforms") for s in said)
+
+
+def test_each_card_is_titled_by_its_section_and_quotes_sentences() -> None:
+    for question in (
+        "Which compiler do I need on Windows?",
+        "How do I set the row names of a matrix?",
+        "Where is the library location found?",
+    ):
+        evidence = [ev(RUN_IN)]
+        parts = sections.compose(question, evidence)
+        draft = render_answer(parts)
+        cards = candidates(question, draft, evidence, paragraph_headings(parts))
+        assert cards, question
+        for card in cards:
+            assert card["title"] in RUN_IN_HEADINGS, (question, card)
+            assert card["title"] == card["heading"]
+            title = card["heading"].split(" ", 1)[1]
+            assert not card["text"].startswith(title), (question, card)
+            assert len(card["text"].split()) >= 4
+
+
+def test_a_passage_said_before_titles_no_card() -> None:
+    """``said_once`` drops a passage whose sentences the lead said already: the cards after it
+    keep their own headings."""
+    said = "The relief valve opens at 8 bar and closes again at 7 bar."
+    parts = [
+        {"text": said, "citations": [1], "passage": 0, "heading": "2.1 Relief valve"},
+        {"text": said, "citations": [1], "passage": 1, "heading": "2.2 Pump"},
+        {"text": "The pump is serviced every 2000 hours.", "citations": [2], "passage": 2,
+         "heading": "3.1 Service"},
+    ]  # fmt: skip
+    evidence = [ev(said, 1), ev("The pump is serviced every 2000 hours.", 2, page=5)]
+    cards = candidates("When?", render_answer(parts), evidence, paragraph_headings(parts))
+    shown = [(c["heading"], c["page"]) for c in cards]
+    assert shown == [("2.1 Relief valve", 3), ("3.1 Service", 5)]
+
+
+def test_a_card_without_a_heading_is_titled_by_its_document() -> None:
+    evidence = [ev("The pump is serviced every 2000 hours.", 1, doc="manual")]
+    (card,) = candidates("How often?", "The pump is serviced every 2000 hours. [1]", evidence, [])
+    assert card["title"] == "manual.pdf"
+
+
+def test_a_run_in_title_whose_number_was_in_the_chunk_before_still_titles_its_section() -> None:
+    text = (
+        "How do I use Rcpp in my package. Rcpp has been specifically designed to be used by "
+        "other packages, and making a package that uses it depends on the same steps."
+    )
+    found, headings = today.sectioned_windows("How do I use Rcpp in a package?", [ev(text, 7)])
+    assert headings[0] == ["", "How do I use Rcpp in my package"]
+    assert {s.text for w in found for s in w.sentences} == {text.split(". ", 1)[1]}
+    # The same words at a document's very start are its first sentence, as before.
+    found, headings = today.sectioned_windows("How do I use Rcpp?", [ev(text, 0)])
+    assert headings[0] == [""]
+
+
+def test_a_chapter_title_before_a_run_in_heading_is_not_quoted() -> None:
+    text = (
+        "This restriction comes from both R and Rcpp, which are licensed under the GPL. "
+        "Compiling and Linking 2.1. How do I use Rcpp in my package. Rcpp has been "
+        "specifically designed to be used by other packages and their authors."
+    )
+    found, headings = today.sectioned_windows("How do I use Rcpp in a package?", [ev(text, 0)])
+    assert headings[0] == ["", "2.1. How do I use Rcpp in my package"]
+    said = {s.text for w in found for s in w.sentences}
+    assert not {"Compiling and Linking 2.1.", "How do I use Rcpp in my package."} & said
+    assert (
+        "Rcpp has been specifically designed to be used by other packages and their authors."
+        in said
+    )

@@ -14,26 +14,52 @@ from typing import Any
 
 import streamlit as st
 
+from masis_core.answers.policy import POLICY
 from masis_core.text.markup import quote_block, untrusted
+from masis_core.text.sentences import sentences
+from ui.resources import has_pages, quoted_page
 
 NAMES = ("The lead", "Option 1", "Option 2")
+MIN_PICKS = POLICY.min_picks
 
 
 def _name(n: int) -> str:
     return NAMES[n] if n < len(NAMES) else f"Option {n}"
 
 
+def page_of(c: dict[str, Any]) -> int | None:
+    """The page of the card's first quoted sentence, as its citation shows it: the chunk's
+    first page unless the chunk runs over a page break, then the page found in the PDF."""
+    first, last = c.get("page"), c.get("page_end")
+    if first is None or not last or last <= first or not c.get("doc_id") or c.get("place"):
+        return first
+    if not has_pages(str(c["doc_id"])):
+        return int(first)
+    said = sentences(str(c.get("text") or ""))
+    found = quoted_page(str(c["doc_id"]), (int(first), int(last)), said[0]) if said else None
+    return int(first) if found is None else found
+
+
 def _where(c: dict[str, Any]) -> str:
-    place = c.get("place") or (f"page {c['page']}" if c.get("page") is not None else "")
-    name = untrusted(c.get("filename") or "")
-    return ", ".join(p for p in (f"**{name}**" if name else "", untrusted(place)) if p)
+    """The document and place (or page) under the title; what the title says already (a
+    card without a heading is titled by its document and place) is not said twice."""
+    number = page_of(c)
+    page = f"page {number}" if number is not None else ""
+    if c.get("heading"):
+        place = c.get("place") or page
+        name = untrusted(c.get("filename") or "")
+        return ", ".join(p for p in (f"**{name}**" if name else "", untrusted(place)) if p)
+    return "" if c.get("place") else page
 
 
 def _card(c: dict[str, Any], by_n: dict[int, dict[str, Any]], run_id: str) -> bool:
-    """One candidate; True when its button was pressed."""
+    """One candidate, titled by its section's heading (else its document and place); True
+    when its button was pressed."""
     with st.container(border=True):
-        heading = f" · *{untrusted(c['heading'])}*" if c.get("heading") else ""
-        st.markdown(f"**{_name(c['n'])}**{heading} — {_where(c)}")
+        title = c.get("title") or c.get("heading") or c.get("filename") or ""
+        where = _where(c)
+        head = f"**{_name(c['n'])}** · *{untrusted(title)}*" if title else f"**{_name(c['n'])}**"
+        st.markdown(f"{head} — {where}" if where else head)
         if c.get("clashes"):
             for clash in c["clashes"]:
                 other = by_n.get(clash["n"])
@@ -60,7 +86,7 @@ def passage_picker(run_id: str, candidates: list[dict[str, Any]]) -> dict[str, A
     st.markdown(
         "Which passage answers the question? Your pick completes the run with it as the "
         "answer, marks it 👍 and teaches this workspace's confidence (a lead passed over "
-        "counts as a wrong answer)."
+        f"counts as a wrong answer) and, from {MIN_PICKS} picks on, how it scores passages."
     )
     by_n = {c["n"]: c for c in candidates}
     for c in candidates:

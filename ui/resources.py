@@ -6,7 +6,7 @@ import streamlit as st
 
 from evaluation.calibration import job_work
 from ingest.highlight import HighlightedPage
-from ingest.isolate import highlight_pdf_page
+from ingest.isolate import highlight_pdf_page, sentence_pdf_page
 from ingest.parsing import has_pdf_header
 from ingest.pipeline import Ingestor
 from masis_core.answers.providers import ProviderStatus
@@ -78,3 +78,14 @@ def highlighted_page(
     # A scanned page's words and boxes as its OCR engine read them: it has no text layer.
     words = bench.registry.ocr_words(doc_id, span[0], max(span))
     return highlight_pdf_page(path, span, passage, cited, timeout_s, page, zoom, words)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def quoted_page(doc_id: str, span: tuple[int, int], sentence: str) -> int | None:
+    """The page of a passage over a page break that holds its first quoted sentence, as the
+    citation's page view chooses it (``highlighted_page``): the picker's card had named the
+    chunk's first page, one page early. Read in a child with the preview's time limit."""
+    bench = workbench()
+    path, timeout_s = bench.file_path(doc_id), bench.settings.preview_timeout_s
+    words = bench.registry.ocr_words(doc_id, span[0], max(span))
+    return sentence_pdf_page(path, span, sentence, timeout_s, words)

@@ -95,12 +95,20 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
             "about. Your verdict (👍 / 👎) and follow-up questions come with the final answer."
         )
     cols = st.columns(3)
-    if rec.confidence is not None:
+    if rec.confirmed_by:  # the analyst's word, not the figure the run paused on
+        cols[0].metric("Confidence", "Confirmed", help=f"Confirmed by {rec.confirmed_by}")
+    elif rec.confidence is not None:
         cols[0].metric("Confidence", percent(rec.confidence))
     cols[1].metric("Citations", len(rec.citations))
     cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
-    if rec.metrics.get("accepted_by_analyst"):
-        st.caption("Accepted by the analyst at review.")
+    if rec.confirmed_by:
+        model = (
+            f" The model's own estimate for this passage was {percent(rec.confidence)}; the "
+            "confirmation stands in for it."
+            if rec.confidence is not None
+            else ""
+        )
+        st.caption(f"Confirmed by {untrusted(rec.confirmed_by)} at review.{model}")
     support = sentence_support(rec.answer, rec.citations)
     numbers = [c["n"] for c in rec.citations]
     for block in answer_sections(rec.answer, support, numbers, rec.engine):

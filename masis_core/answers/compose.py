@@ -19,6 +19,9 @@ import logging
 import re
 import zlib
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
@@ -31,6 +34,7 @@ from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.sentences import Segment, content_stems, defang, segment
+from masis_core.text.words import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -263,12 +267,84 @@ def whole_list(w: Window) -> Window:
 
 _ENTRY_QUESTION = re.compile(r"^[^?]{3,250}\?$")
 MAX_ENTRY_WORDS = POLICY.max_entry_words
+MIN_ENTRY_WORDS = POLICY.min_entry_words
 _REPLY = re.compile(r"^(?:Yes|No)(?:, \w+)?[.!]$")  # a FAQ entry's first word: the answer
+# A section's number set apart from its title ("1.3." then "What compiler can I use."): a
+# run-in heading, its title set as a sentence (the Rcpp FAQ's style).
+_RUN_IN_NUMBER = re.compile(r"^(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?$")
+MAX_TITLE_WORDS = POLICY.max_title_words
+# An admonition's label names no section: "Note:" had titled a card.
+_LABEL = re.compile(r"^(?:Note|Tip|Caution|Warning|Important|Attention|Hint|Remark):?$")
+_ASKS_AS_TITLE = re.compile(
+    r"^(?:How|What|Why|Can|Could|Does|Do|Is|Are|Which|Where|When|Should|Will)\s[^?]*[^.?]\.$"
+)
+_NUMBER_PREFIX = re.compile(r"^(?:\d{1,4}|[A-Z])(?:\.\d{1,3})*\.?\s+")
 
 
 def opens_entry(text: str) -> bool:
     """A question on its own opens a FAQ entry: the section it heads is its answer."""
-    return len(text.split()) <= MAX_ENTRY_WORDS and bool(_ENTRY_QUESTION.match(text))
+    words = len(text.split())
+    return MIN_ENTRY_WORDS <= words <= MAX_ENTRY_WORDS and bool(_ENTRY_QUESTION.match(text))
+
+
+def credible_heading(text: str) -> bool:
+    """A heading the segmenter found that names a section: a short title that opens with a
+    capital or a digit. A reference's number before the rest of its sentence ("FAQ 2.2.1 both
+    which use ...", "2.2.1 because it takes care of ...") or a label ("Note:") is none."""
+    title = _NUMBER_PREFIX.sub("", text, count=1)
+    if not title or _LABEL.match(title) or len(title.split()) > MAX_TITLE_WORDS:
+        return False
+    return title[0].isupper() or title[0].isdigit()
+
+
+def _ends_on_number(seg: Segment) -> bool:
+    """Whether a section's number that ends ``seg`` may be a run-in heading's: the piece is
+    no prose (code or debris took the number in), or it is a title before it ("Compiling
+    and Linking 2.1.": a chapter's heading, then its first section's number)."""
+    if seg.kind != "sentence":
+        return True
+    title = seg.text.split()[:-1]
+    return bool(title) and all(w[0].isupper() or w.lower() in STOP_WORDS for w in title)
+
+
+def _run_in(segments: list[Segment], i: int, cut: bool = False) -> str | None:
+    """The heading that segment ``i`` titles when it is a run-in heading's title: a short
+    sentence right after a section's number set apart ("2.9." "Can I use Rcpp with Visual
+    Studio."), quoted as prose before; or, first in a passage ``cut`` from its document's
+    text before, a question set with a full stop ("How do I use Rcpp in my package."): prose
+    asks with a question mark."""
+    seg = segments[i]
+    j = i - 1
+    while j >= 0 and segments[j].kind == "header":
+        j -= 1
+    # The number ends the piece before, which is no prose: code or debris had taken it in
+    # ("... Rcpp::List dimnms; 3.9." then "Why can long long types not be cast correctly.").
+    number = segments[j].text.split()[-1] if j >= 0 and _ends_on_number(segments[j]) else ""
+    if seg.kind != "sentence" or len(seg.text.split()) > MAX_TITLE_WORDS:
+        return None
+    if j < 0 and cut and _ASKS_AS_TITLE.match(seg.text):
+        return seg.text.removesuffix(".")  # its number was in the chunk before, not retrieved
+    if not _RUN_IN_NUMBER.match(number) or not seg.text[0].isupper():
+        return None
+    return f"{number} {seg.text.removesuffix('.')}"
+
+
+def _heading(
+    segments: list[Segment], i: int, answered: bool, cut: bool = False
+) -> str | bool | None:
+    """What segment ``i`` is to the sections: the heading it opens (a string), ``False`` for
+    a heading-like piece that opens none and is not quoted either (a label, a reference's
+    number, a question restated under its entry's heading before any answer), else None."""
+    seg = segments[i]
+    if seg.kind == "heading":
+        return seg.text if credible_heading(seg.text) else False
+    if (run_in := _run_in(segments, i, cut)) is not None:
+        return run_in
+    if seg.kind == "sentence" and _ENTRY_QUESTION.match(seg.text):
+        if not answered:
+            return False  # "Ok, I can create a matrix, but how do I set its names?"
+        return seg.text if opens_entry(seg.text) else None
+    return None
 
 
 def quotable(p: Passage) -> list[list[Sentence]]:
@@ -280,7 +356,8 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     heading: set[str] = set()
     p.headings, p.keys = [""], [None]
     at: tuple[str, int, str] | None = None  # the stored section the last segment lay in
-    for seg in p.segments:
+    answered = True  # the text before the first heading is no entry's question
+    for i, seg in enumerate(p.segments):
         if seg.kind == "header":
             continue
         if p.stored and (now := p.stored[bisect_right(p.word_starts, seg.start) - 1]) != at:
@@ -290,19 +367,21 @@ def quotable(p: Passage) -> list[list[Sentence]]:
                 heading = _stems(now[2])
                 runs.append([])
             at = now
+        opened = _heading(p.segments, i, answered, p.cut_start)
+        if isinstance(opened, str):
+            if runs[-1] and runs[-1][-1].text.split()[-1] == opened.split()[0]:
+                runs[-1].pop()  # "Compiling and Linking 2.1.": a heading, not a sentence
+            if p.keys[-1] is None or not _names(opened, p.headings[-1]):
+                p.headings.append(opened)  # a heading the stored ones do not name
+                p.keys.append(None)
+                heading = _stems(opened)
+            answered = False
         reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
         fits = reply or MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
-        if seg.kind == "heading" or (seg.kind == "sentence" and opens_entry(seg.text)):
-            if p.keys[-1] is None or not _names(seg.text, p.headings[-1]):
-                p.headings.append(seg.text)  # a heading the stored ones do not name
-                p.keys.append(None)
-                heading = _stems(seg.text)
+        if opened is not None or (seg.kind != "sentence" and not reply) or not fits:
             runs.append([])
             continue
-        if (seg.kind != "sentence" and not reply) or not fits:
-            runs.append([])
-            continue
-        follows = bool(runs[-1])
+        follows, answered = bool(runs[-1]), True
         runs[-1].append(
             Sentence(
                 seg.text,
@@ -341,6 +420,25 @@ def _ranks(evidence: list[Evidence]) -> dict[int, int]:
 def load_weights() -> dict[str, float]:
     """The passage scorer's weights, fitted by ``python -m bench.fit_passages --write``."""
     return dict(json.loads(WEIGHTS_PATH.read_text())["weights"])
+
+
+# A workspace's own weights, refitted on its analyst's picks (``workspaces.picks``), for the
+# drafts of one run; the shipped ones otherwise.
+_WEIGHTS: ContextVar[dict[str, float] | None] = ContextVar("passage_weights", default=None)
+
+
+@contextmanager
+def scoring_with(weights: dict[str, float] | None) -> Iterator[None]:
+    """Windows are scored with ``weights`` inside the block (None: the shipped weights)."""
+    token = _WEIGHTS.set(weights)
+    try:
+        yield
+    finally:
+        _WEIGHTS.reset(token)
+
+
+def current_weights() -> dict[str, float]:
+    return _WEIGHTS.get() or load_weights()
 
 
 def _coverage(sentences: list[Sentence], present: set[str]) -> float:
@@ -397,7 +495,7 @@ def sectioned_windows(
 ) -> tuple[list[Window], dict[int, list[str]]]:
     """Every answer candidate of the evidence, with its features and score, and each
     passage's section headings (``Passage.headings``; a window's ``passage`` indexes them)."""
-    weights = load_weights()
+    weights = current_weights()
     ranks = _ranks(evidence)
     found: list[Window] = []
     tables = [table_of(ev) for ev in evidence]  # parsed once: rows here, not text there

@@ -81,6 +81,20 @@ def render_answer(parts: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def paragraph_headings(parts: list[dict[str, Any]]) -> list[str]:
+    """The section heading of each paragraph ``render_answer`` writes, in order: a passage
+    whose every sentence was said before writes none, and counting it had titled each card
+    after it with the heading of the passage before."""
+    out: list[str] = []
+    previous: object = None
+    for part in said_once(parts):
+        place = part.get("passage", part["citations"])
+        if not out or place != previous:
+            out.append(str(part.get("heading") or ""))
+        previous = place
+    return out
+
+
 def said_once(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The parts without a sentence said before in the same answer (spacing, case and
     markers aside): the NUT FAQ's contents line had led and come again under "Also

@@ -74,6 +74,27 @@ class AnswerPolicy:
         120, "hand", "chunks overlap by 40 words (ingest.chunking); a longer search costs nothing"
     )
     max_entry_words: int = setting(30, "hand", "set by hand; no measurement recorded")
+    min_entry_words: int = setting(
+        3, "hand", "a question shorter than this ('How come?') asks again; it heads no entry"
+    )
+    max_title_words: int = setting(
+        12,
+        "hand",
+        "a heading's title is at most this long (as the segmenter's); longer is a sentence",
+    )
+    # -- the workspace's passage scorer (workspaces/picks.py) ----------------------------------
+    min_picks: int = setting(
+        5,
+        "hand",
+        "a workspace's picks refit its window scorer from this many on: fewer say too little",
+    )
+    pick_prior: float = setting(
+        0.5,
+        "hand",
+        "precision of the Gaussian prior that holds a workspace's refit near the shipped "
+        "weights: five picks of one choice overturn the boiler-log pair's shipped margin of "
+        "1.07 (by 0.15); at 1.0 it took nine (docs/answers-and-confidence.md)",
+    )
     # -- sections (sections.py) ----------------------------------------------------------------
     short_section_words: int = setting(
         120,

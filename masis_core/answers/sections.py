@@ -211,7 +211,7 @@ def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
     """How clearly the first section won, for the judge (``features.features``): its
     summed z-score over the second's, its BM25 score and its reader cosine. Empty when the
     evidence has no sections (the composer then chose as before)."""
-    found, headings = _windows(question, evidence)
+    found, headings = scored_windows(question, evidence)
     if not any(len(h) > 1 for h in headings.values()):
         return {}
     ranked = rank(question, group(found, headings))
@@ -225,15 +225,18 @@ def ranking(question: str, evidence: list[Evidence]) -> dict[str, float]:
     }
 
 
-_RECENT: OrderedDict[tuple[str, tuple[tuple[str, int], ...]], Any] = OrderedDict()
+_RECENT: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _RECENT_LOCK = threading.Lock()
 
 
-def _windows(question: str, evidence: list[Evidence]) -> tuple[list[Window], dict[int, list[str]]]:
+def scored_windows(
+    question: str, evidence: list[Evidence]
+) -> tuple[list[Window], dict[int, list[str]]]:
     """``compose.sectioned_windows``, remembered for the last few drafts: the critic reads the
     section ranking of the evidence the synthesizer just composed from, and scoring every
     window again (the reader over every sentence) doubled the offline engine's time."""
-    key = (question, tuple((str(ev.get("chunk_id")), hash(ev.get("text", ""))) for ev in evidence))
+    chunks = tuple((str(ev.get("chunk_id")), hash(ev.get("text", ""))) for ev in evidence)
+    key = (question, chunks, tuple(sorted(today.current_weights().items())))
     with _RECENT_LOCK:
         if key in _RECENT:
             _RECENT.move_to_end(key)
@@ -250,7 +253,7 @@ def compose(question: str, evidence: list[Evidence]) -> list[dict[str, Any]]:
     """The answer as sentences with their markers and their passage (0: the lead, 1 and 2:
     the options beside it), each passage's sentences in document order. Evidence without
     sections (one section: no heading in it) is composed as before (``compose.choose``)."""
-    found, headings = _windows(question, evidence)
+    found, headings = scored_windows(question, evidence)
     if not any(len(h) > 1 for h in headings.values()):
         chosen = today.choose(found)
     else:

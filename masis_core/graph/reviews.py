@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, get_args
 
+from masis_core.answers.compose import Window
+from masis_core.answers.sections import scored_windows
 from masis_core.answers.stances import asked_clash, figure_clash
 from masis_core.state import Evidence, HitlKind, HitlPayload
 from masis_core.text.sentences import markers, strip_markers
@@ -80,13 +82,21 @@ def candidates(
     for n, part in enumerate(_passages(draft)):
         cited = [evidence[m - 1] for m in markers(part) if 1 <= m <= len(evidence)]
         first = cited[0] if cited else {}
+        heading = headings[n] if n < len(headings) else ""
+        filename = first.get("filename") or first.get("url") or ""
         out.append(
             {
                 "n": n,
                 "text": strip_markers(part),
-                "heading": headings[n] if n < len(headings) else "",
-                "filename": first.get("filename") or first.get("url") or "",
+                "heading": heading,
+                # The card's title: its section's heading, else its document and place.
+                "title": heading or ", ".join(p for p in (filename, first.get("place")) if p),
+                "filename": filename,
+                "doc_id": first.get("doc_id") or "",
                 "page": first.get("page_start"),
+                # A chunk may run over a page break: the picker shows the page of the first
+                # sentence quoted, as a citation's page view does (``ui.picker``).
+                "page_end": first.get("page_end"),
                 "place": first.get("place") or "",
                 "clashes": [],
             }
@@ -97,3 +107,34 @@ def candidates(
                 a["clashes"].append({"n": b["n"], "why": why})
                 b["clashes"].append({"n": a["n"], "why": why})
     return out
+
+
+def _features_of(text: str, found: list[Window]) -> dict[str, float] | None:
+    """The features of the window a draft's paragraph quotes: the window of that text, else
+    the longest one it opens with (a FAQ entry's opening or a whole list is built from the
+    window of its first sentence, and carries its features)."""
+    best: Window | None = None
+    for w in found:
+        if w.text == text:
+            return w.features
+        if text.startswith(w.text) and (best is None or len(w.text) > len(best.text)):
+            best = w
+    return best.features if best is not None else None
+
+
+def pick_features(
+    question: str, draft: str, evidence: list[Evidence], lead: int
+) -> tuple[dict[str, float], list[dict[str, float]]] | None:
+    """The window features of the passage the analyst picked (``lead``, numbered as the
+    cards) and of the passages passed over: what the workspace's scorer learns from
+    (``workspaces.picks``). None when the picked passage is no window of the evidence (a
+    table's computed answer)."""
+    texts = [strip_markers(p) for p in _passages(draft)]
+    if not 0 <= lead < len(texts):
+        return None
+    found, _ = scored_windows(question, evidence)
+    features = [_features_of(t, found) for t in texts]
+    chosen = features[lead]
+    if chosen is None:
+        return None
+    return chosen, [f for n, f in enumerate(features) if n != lead and f is not None]

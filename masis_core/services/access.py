@@ -260,6 +260,8 @@ class Door:
 
     def resume(self, run_id: str, response: dict[str, Any] | None, **kw: Any) -> RunRecord:
         self.require_resume(run_id)
+        if response is not None and not self.who.local:
+            response = {**response, "by": self.who.name}  # who confirmed an accepted answer
         return self.runs_service.resume(run_id, response, **kw)
 
     def mark(self, run_id: str, right: bool | None) -> None:

@@ -161,10 +161,16 @@ def run_table(runs: Iterable[RunRecord]) -> pd.DataFrame:
             "asked by": plain(r.asked_by or ""),  # none without accounts (MASIS_AUTH=none)
             "question": plain(r.question),
             "engine": r.engine,
-            "confidence": None if r.confidence is None else round(r.confidence * 100),
+            # An answer the analyst confirmed has their word, not the figure it paused on.
+            "confidence": None
+            if r.confidence is None or r.confirmed_by
+            else round(r.confidence * 100),
             "citations": len(r.citations),
             "retries": len(r.metrics.get("retry_reasons") or []),
-            "review": (r.hitl or {}).get("kind") or "",  # what a paused run waits for
+            # What a paused run waits for; who confirmed a reviewed one.
+            "review": f"confirmed by {r.confirmed_by}"
+            if r.confirmed_by
+            else (r.hitl or {}).get("kind") or "",
         }
         for r in runs
     ]

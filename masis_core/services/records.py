@@ -93,6 +93,15 @@ class RunRecord:
         return STATUS_WORDS.get(self.status, self.status.replace("_", " "))
 
     @property
+    def confirmed_by(self) -> str | None:
+        """Who confirmed the answer at review ("This answers it", or accept): the account's
+        name, "the analyst" without accounts; None when no one did. Such an answer's
+        confidence is the analyst's, not the figure the run paused on."""
+        if self.status != "completed" or not self.metrics.get("accepted_by_analyst"):
+            return None
+        return str(self.metrics.get("confirmed_by") or "the analyst")
+
+    @property
     def thread_id(self) -> str:
         """The thread this run belongs to: its first run's id (its own, for a first turn)."""
         return self.thread or self.run_id

@@ -146,7 +146,10 @@ def run_facts(
             f"Follow-up in thread {name(rec.thread_id)}, asked as “{quote(rec.follow_up)}”"
         )
     facts += review_facts(rec, quote)
-    if rec.confidence is not None:
+    if rec.confirmed_by:
+        model = "" if rec.confidence is None else f" (the model's: {percent(rec.confidence)})"
+        facts.append(f"Confidence: confirmed by {quote(rec.confirmed_by)}{model}")
+    elif rec.confidence is not None:
         facts.append(f"Confidence: {percent(rec.confidence)}")
     if rec.feedback is not None:
         facts.append(f"Analyst's verdict: {'right' if rec.feedback else 'wrong'}")

@@ -128,6 +128,16 @@ CREATE TABLE IF NOT EXISTS calibrations (
     points TEXT NOT NULL,
     report TEXT NOT NULL
 );
+-- The analyst's passage picks (masis_core/workspaces/picks.py): per run, the window features
+-- of the passage chosen and of those passed over, as JSON; gone with the workspace.
+CREATE TABLE IF NOT EXISTS passage_picks (
+    run_id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    chosen TEXT NOT NULL,
+    passed_over TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passage_picks_by_workspace ON passage_picks (workspace_id, created_at);
 -- Accounts (MASIS_AUTH=local or oidc; masis_core/storage/accounts.py): the name is NFKC-
 -- normalised and case-folded; the password an argon2 hash (NULL for OIDC accounts).
 CREATE TABLE IF NOT EXISTS accounts (

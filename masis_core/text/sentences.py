@@ -22,11 +22,26 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]{2,}(?:\s+[A-Z][a-zA-Z]{2,})*")
 
 
 def sentences(text: str) -> list[str]:
+    """The text's sentences, paragraph by paragraph. A full stop after an abbreviation or an
+    initial ("e.g. GCC", "Fig. 3", "J. R. Smith") ends none (``_sentence_end``, as ``segment``
+    reads prose): "e.g." had cut "Any C99 compiler, e.g. GCC, will do." in two."""
     parts: list[str] = []
     for raw in re.split(r"\n\s*\n", text):
         block = " ".join(raw.split())
-        parts.extend(s.strip() for s in _SENTENCE_SPLIT.split(block) if s.strip())
+        said: list[str] = []
+        for piece in (s.strip() for s in _SENTENCE_SPLIT.split(block)):
+            if said and piece and not _ends(said[-1], piece):
+                said[-1] = f"{said[-1]} {piece}"
+            elif piece:
+                said.append(piece)
+        parts.extend(said)
     return parts
+
+
+def _ends(before: str, after: str) -> bool:
+    """Whether the split between two pieces ends a sentence: not after an abbreviation, nor
+    after an initial before a name."""
+    return _sentence_end(before.rsplit(" ", 1)[-1], after.split(" ", 1)[0])
 
 
 def content_stems(text: str) -> set[str]:

@@ -11,16 +11,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from masis_core.answers.compose import scoring_with
 from masis_core.answers.confidence import LOW_CONFIDENCE, judge_version
 from masis_core.graph.context import RunContext, timed
 from masis_core.state import ResearchState, all_evidence
 from masis_core.workspaces.calibration import CalibrationStore, recalibrate
+from masis_core.workspaces.picks import PickStore
 
 
 def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
     runtime.stream_writer({"node": "critic", "status": "reviewing the draft"})
-    with timed() as t:
+    weights = PickStore(ctx.bench.db).weights(state.get("workspace_id"))
+    with timed() as t, scoring_with(weights):  # as the synthesizer scored the windows
         result = ctx.engine.critique(
             state["question"], state.get("draft_answer") or "", all_evidence(state)
         )

@@ -5,16 +5,22 @@ Everything before ``interrupt`` re-runs on resume, so this node computes nothing
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
-from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list
+from masis_core.graph.context import RunContext
+from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list, pick_features
 from masis_core.retrieval.thresholds import threshold_for
-from masis_core.state import ResearchState
+from masis_core.state import ResearchState, all_evidence
+from masis_core.workspaces.picks import PickStore
+
+log = logging.getLogger(__name__)
 
 THRESHOLD_STEP = 0.1
 
@@ -56,35 +62,62 @@ def _fresh_pass(**changes: Any) -> dict[str, Any]:
     return {"hitl": None, "draft_answer": None, "critique": {}, "decision": "plan", **changes}
 
 
-def node(state: ResearchState) -> dict[str, Any]:
+def _remember(state: ResearchState, picks: PickStore, lead: int) -> None:
+    """The pick as a lesson for the workspace's passage scorer (``workspaces.picks``): the
+    analyst's choice stands whether or not it can be kept."""
+    learned = pick_features(
+        state.get("question", ""), state.get("draft_answer") or "", all_evidence(state), lead
+    )
+    if learned is None or not state.get("run_id") or not state.get("workspace_id"):
+        return
+    try:
+        picks.record(str(state["workspace_id"]), str(state["run_id"]), *learned)
+    except Exception:  # a lost lesson, never a lost answer
+        log.warning("the pick of run %s was not kept", state.get("run_id"), exc_info=True)
+
+
+def _accepted(
+    state: ResearchState,
+    response: dict[str, Any],
+    entry: dict[str, Any],
+    pick: PickStore | None = None,
+) -> dict[str, Any]:
+    """The draft accepted as it stands, or with the passage the analyst picked as its lead
+    (judged like any other, then the run ends: supervisor); either is the analyst's word."""
+    by = str(response.get("by") or "")
+    if response.get("lead") is None:
+        return {
+            "hitl": None,
+            "status": "completed",
+            "decision": "end",
+            "confidence": (state.get("critique") or {}).get("confidence"),
+            "metrics": {"accepted_by_analyst": True, "confirmed_by": by},
+            "trace": [entry],
+        }
+    entry["lead"] = response["lead"]
+    if state.get("engine") == "offline" and pick is not None:
+        _remember(state, pick, response["lead"])
+    headings = state.get("draft_headings") or []
+    return {
+        "hitl": None,
+        "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
+        "draft_headings": lead_with_list(headings, response["lead"]),
+        "lead_chosen": True,
+        "decision": "judge",
+        "metrics": {"lead_chosen_by_analyst": response["lead"], "confirmed_by": by},
+        "trace": [entry],
+    }
+
+
+def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     payload = state.get("hitl") or {}
     response = validate(payload, interrupt(payload))
     action = response["action"]
     entry = {"node": "human_review", "kind": payload.get("kind"), "action": action}
     if action == "cancel":
         return {"hitl": None, "status": "cancelled", "decision": "end", "trace": [entry]}
-    if action == "accept" and response.get("lead") is not None:
-        # The analyst's lead is judged like any other, then the run ends (supervisor).
-        entry["lead"] = response["lead"]
-        headings = state.get("draft_headings") or []
-        return {
-            "hitl": None,
-            "draft_answer": lead_with(state.get("draft_answer") or "", response["lead"]),
-            "draft_headings": lead_with_list(headings, response["lead"]),
-            "lead_chosen": True,
-            "decision": "judge",
-            "metrics": {"lead_chosen_by_analyst": response["lead"]},
-            "trace": [entry],
-        }
     if action == "accept":
-        return {
-            "hitl": None,
-            "status": "completed",
-            "decision": "end",
-            "confidence": (state.get("critique") or {}).get("confidence"),
-            "metrics": {"accepted_by_analyst": True},
-            "trace": [entry],
-        }
+        return _accepted(state, response, entry, PickStore(runtime.context.bench.db))
     if action == "rephrase":
         text = response["text"]
         entry["question"] = text
