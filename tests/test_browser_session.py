@@ -1,5 +1,6 @@
-"""A sign-in that survives a reload and a second tab (``MASIS_AUTH=local``, ``serve.py``),
-through Chromium.
+"""A sign-in that survives a reload and a second tab (``MASIS_AUTH=local``), through Chromium
+and the README's own command (``streamlit run app.py``: the cookie had worked only through
+``serve.py``, a command the README did not give).
 
 The sign-in had lived only in Streamlit's session state: a reload, a bookmark or an edited
 address (each a new Streamlit session) asked for the password again. Now an HttpOnly,
@@ -9,6 +10,7 @@ signed in; a sign-out, an admin's reset and a removal still end it at the next c
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,14 @@ from tests.test_browser_access import landed, sign_in
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+
+def readme_script() -> str:
+    """The script the README's set-up starts (``streamlit run X``)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    found = re.search(r"^streamlit run (\S+)$", readme, re.MULTILINE)
+    assert found, "the README gives no `streamlit run` command"
+    return found.group(1)
 
 
 def signed_in(page: Page, name: str) -> None:
@@ -43,7 +53,8 @@ def test_a_sign_in_survives_a_reload_and_a_second_tab_until_it_ends(tmp_path: Pa
     for name in ("ann", "bob"):
         bench.accounts.create(name, f"{name} password")
     env = {"MASIS_AUTH": "local"}
-    with server(data, log, env, script="serve.py") as url, sync_playwright() as pw:
+    script = readme_script()
+    with server(data, log, env, script=script) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         expect.set_options(timeout=WAIT_MS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
