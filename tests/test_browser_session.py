@@ -17,7 +17,7 @@ import pytest
 
 from masis_core.config import Settings
 from masis_core.workspaces.workbench import Workbench
-from tests.browser import server_problems
+from tests.browser import free_port, server_problems
 from tests.browser import streamlit_server as server
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, idle
 from tests.test_browser_access import landed, sign_in
@@ -88,3 +88,35 @@ def test_a_sign_in_survives_a_reload_and_a_second_tab_until_it_ends(tmp_path: Pa
         signed_out(second)
         browser.close()
     assert not server_problems(log)
+
+
+def test_a_tab_whose_server_session_is_gone_stays_signed_in_without_a_reload(
+    tmp_path: Path,
+) -> None:
+    """The one-minute drop: a tab left alone went back to the sign-in form. Streamlit forgets
+    a session whose websocket stayed cut (keepalive: 30 s ping, 30 s to answer; then
+    ``server.disconnectedSessionTTL``, 120 s), and the tab reconnects as a new session, which
+    had no sign-in. Here the server forgets it by restarting on the same port; the tab,
+    never reloaded, reconnects and is still signed in (the cookie rides the new websocket)."""
+    data = tmp_path / "data"
+    bench = Workbench(Settings.local(data, provider="offline", ollama_host="http://127.0.0.1:9"))
+    bench.accounts.create("ann", "ann password")
+    env, script, port = {"MASIS_AUTH": "local"}, readme_script(), free_port()
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        expect.set_options(timeout=WAIT_MS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(WAIT_MS)
+        with server(data, logs[0], env, script=script, port=port) as url:
+            page.goto(f"{url}/runs")
+            signed_out(page)
+            sign_in(page, "ann")
+            landed(page, "Runs")
+        with server(data, logs[1], env, script=script, port=port):
+            idle(page)  # "Connecting" until the tab has reconnected by itself: a new session
+            page.locator(".st-key-masis-nav").get_by_role("link", name="Library").click()
+            landed(page, "Library")  # drawn by the new session, in the same tab
+            signed_in(page, "ann")
+        browser.close()
+    assert not any(server_problems(log) for log in logs)
