@@ -1,9 +1,6 @@
-"""The workbench with its sign-in cookie: ``streamlit run serve.py`` (Streamlit's ``st.App``).
-
-``app.py`` stays the script (``streamlit run app.py`` still works, without the cookie: a
-reload then asks to sign in again); this adds the two routes that set and clear the cookie
-(``ui/session_cookie.py``).
-"""
+"""The workbench with its sign-in cookie: ``streamlit run serve.py``, the same as
+``streamlit run app.py`` (which is an ``st.App`` with the cookie's routes itself since the
+README's command lost the sign-in on every reload); kept for the commands that name it."""
 
 from __future__ import annotations
 

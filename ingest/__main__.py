@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ingest import follow_cli
-from ingest.pipeline import FileReport, Ingestor, Progress, Source, expand_paths, shown_pages
+from ingest.pipeline import (
+    Added,
+    FileReport,
+    Ingestor,
+    Progress,
+    Source,
+    expand_paths,
+    shown_pages,
+)
 from masis_core.cli import setup_logging
 from masis_core.errors import MasisError, WorkspaceError
 from masis_core.services.access import Door
@@ -125,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no file of a kind the Library reads under the given paths", file=sys.stderr)
         return 2
     gate.audit("document.upload", ws.id, f"{len(files)} files (python -m ingest)")
-    reports = ingest_files(ingestor, ws, files, args.json)
+    reports = ingest_files(ingestor, ws, files, args.json, gate.added(ws.id))
     summary = totals(reports)
     calibration = None
     if summary["ingested"] and not args.no_calibrate and bench.settings.calibrate_workspaces:
@@ -187,10 +195,14 @@ def calibrate(bench: Workbench, ws: Workspace, as_json: bool) -> dict[str, Any]:
 
 
 def ingest_files(
-    ingestor: Ingestor, ws: Workspace, files: list[Path], as_json: bool
+    ingestor: Ingestor,
+    ws: Workspace,
+    files: list[Path],
+    as_json: bool,
+    added: Added | None = None,
 ) -> list[FileReport]:
     """Each file in turn, with a progress bar on a terminal (a line per file otherwise,
-    unless the output is JSON)."""
+    unless the output is JSON); ``added``: each new document's audit row."""
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -205,7 +217,8 @@ def ingest_files(
         bar.set_postfix_str("")
         return lambda stage, done, total: bar.set_postfix_str(f"{stage} {done}/{total}")
 
-    for report in ingestor.ingest_each(ws, [Source.of_path(p) for p in files], on_start):
+    sources = [Source.of_path(p) for p in files]
+    for report in ingestor.ingest_each(ws, sources, on_start, added=added):
         reports.append(report)
         if bar is not None:
             bar.update(1)

@@ -41,6 +41,7 @@ from masis_core.faults import kill_at
 from masis_core.llm.embeddings import MAX_EMBED_TOKENS, OllamaEmbedder
 from masis_core.retrieval.bm25 import keyword_columns
 from masis_core.retrieval.store import chunk_id
+from masis_core.storage.db import Connection
 from masis_core.storage.owners import current_owner, owner_alive
 from masis_core.storage.registry import INGESTING, Workspace
 from masis_core.workspaces.workbench import Workbench, part_abandoned
@@ -48,6 +49,9 @@ from masis_core.workspaces.workbench import Workbench, part_abandoned
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
+# A new document's audit row, ``added(conn, doc_id, display name)``: written in the
+# transaction that makes the document ready (``Registry.mark_ready``), so both land or neither.
+Added = Callable[[Connection, str, str], None]
 # An 'ingesting' row older than this belongs to a process that died; its chunks are swept.
 STALE_AFTER = timedelta(minutes=30)
 
@@ -178,6 +182,11 @@ def crash_point(name: str) -> None:
     kill_at("MASIS_TEST_KILL_AT", next(_CRASH_POINTS), name)
 
 
+def _bound(added: Added, doc_id: str, display: str) -> Callable[[Connection], None]:
+    """``added`` for one document: what ``Registry.mark_ready`` calls in its transaction."""
+    return lambda conn: added(conn, doc_id, display)
+
+
 class Ingestor:
     def __init__(self, bench: Workbench) -> None:
         self.bench = bench
@@ -221,9 +230,13 @@ class Ingestor:
         return self.ingest_source(ws, Source.of_path(path), progress)
 
     def ingest_source(
-        self, ws: Workspace, source: Source, progress: Progress = _noop
+        self,
+        ws: Workspace,
+        source: Source,
+        progress: Progress = _noop,
+        added: Added | None = None,
     ) -> FileReport:
-        return self._complete(ws, self._prepare(ws, source), progress)
+        return self._complete(ws, self._prepare(ws, source), progress, added=added)
 
     def ocr_options(self) -> OcrOptions:
         s = self.settings
@@ -235,6 +248,7 @@ class Ingestor:
         sources: Sequence[Source],
         on_start: Callable[[int, Source], Progress | None] = lambda _i, _s: None,
         cancelled: Callable[[], bool] = lambda: False,
+        added: Added | None = None,
     ) -> Iterator[FileReport]:
         """Ingest files in order, yielding each report as it is done, in the batch's order.
 
@@ -246,13 +260,12 @@ class Ingestor:
         comes. Abandoning the iterator stops the children. ``cancelled`` is asked before each
         file: once it says yes, no further file starts (the one being stored finishes, so
         nothing is left half-written; a file still being read, set aside, or OCRed page by
-        page, stops at once and is reported ``cancelled``).
+        page, stops at once and is reported ``cancelled``). ``added`` writes each new
+        document's audit row in the document's own transaction.
         """
         ahead = ParseAhead(partial(self._prepare, ws), sources, cancelled)
-        held = ReportsInOrder(
-            lambda prepared, progress: self._complete(ws, prepared, progress, cancelled=cancelled),
-            cancelled,
-        )
+        complete = partial(self._complete, ws, cancelled=cancelled, added=added)
+        held = ReportsInOrder(complete, cancelled)
         current: Prepared | None = None
         try:
             for i in range(len(sources)):
@@ -280,7 +293,7 @@ class Ingestor:
                         held.items.append(SetAside(current, progress))
                         ahead.spare(parse)
                         continue
-                held.items.append(self._complete(ws, current, progress, ahead.pump, cancelled))
+                held.items.append(complete(current, progress, ahead.pump))
                 yield from held.release()
             yield from held.release(wait=len(held.items))
         finally:
@@ -353,6 +366,7 @@ class Ingestor:
         progress: Progress,
         parsed_hook: Callable[[], None] = lambda: None,
         cancelled: Callable[[], bool] = lambda: False,
+        added: Added | None = None,
     ) -> FileReport:
         display, doc_id = prepared.display, prepared.doc_id
         if prepared.early is None:
@@ -380,7 +394,7 @@ class Ingestor:
             report.status = "failed"
             report.error = "busy: this file is being ingested by another process right now"
             return report
-        return self._store_claimed(ws, prepared, parsed, chunks, progress, report)
+        return self._store_claimed(ws, prepared, (parsed, chunks), progress, report, added)
 
     def _parse_and_chunk(
         self,
@@ -454,15 +468,17 @@ class Ingestor:
         self,
         ws: Workspace,
         prepared: Prepared,
-        parsed: ParsedDocument,
-        chunks: list[Chunk],
+        made: tuple[ParsedDocument, list[Chunk]],
         progress: Progress,
         report: FileReport,
+        added: Added | None = None,
     ) -> FileReport:
         """Store a claimed document whole, or nothing of it: whatever ends the store (an
-        error, or a BaseException such as a stopped script or Ctrl-C) rolls it back."""
-        display, doc_id = prepared.display, report.doc_id
+        error, or a BaseException such as a stopped script or Ctrl-C) rolls it back. Its
+        audit row (``added``) commits with the row that makes it ready."""
+        (parsed, chunks), display, doc_id = made, prepared.display, report.doc_id
         assert doc_id is not None
+        then = None if added is None else _bound(added, doc_id, display)
         try:
             self._store(ws, doc_id, prepared, chunks, progress, parsed.ocr_engine)
             self.bench.registry.mark_ready(
@@ -474,6 +490,7 @@ class Ingestor:
                 parsed.ocr_pages,
                 parsed.ocr_words,
                 parsed.extent,
+                then,
             )
         except BaseException as exc:
             self._rollback(ws, doc_id)
@@ -487,16 +504,21 @@ class Ingestor:
             return report
         report.chunks = len(chunks)
         self._note_cut(ws, chunks, report)
-        self._attachments(ws, display, parsed.attachments, report)
+        self._attachments(ws, display, parsed.attachments, report, added)
         return report
 
     def _attachments(
-        self, ws: Workspace, display: str, files: list[tuple[str, bytes]], report: FileReport
+        self,
+        ws: Workspace,
+        display: str,
+        files: list[tuple[str, bytes]],
+        report: FileReport,
+        added: Added | None = None,
     ) -> None:
         """An e-mail's attachments, each ingested as a document of its own, named after the
         e-mail ('memo.eml › q3.xlsx'); the e-mail's notes say what became of each."""
         for name, data in files:
-            done = self.ingest_source(ws, Source.of_bytes(f"{display} › {name}", data))
+            done = self.ingest_source(ws, Source.of_bytes(f"{display} › {name}", data), added=added)
             why = f" ({done.error})" if done.error else ""
             report.notes.append(f"attachment {display_name(name)}: {done.status}{why}")
 

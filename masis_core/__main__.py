@@ -24,7 +24,7 @@ from masis_core.modes import MODES
 from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal
-from masis_core.services.reports import citation_source
+from masis_core.services.reports import citation_source, cited_by
 from masis_core.services.runs import RunRecord
 from masis_core.storage.accounts import Accounts, Principal
 from masis_core.text.markup import percent
@@ -58,8 +58,9 @@ def print_record(rec: RunRecord) -> None:
         print()
         print(rec.answer)
         print()
+        cited = cited_by(rec)
         for c in rec.citations:
-            print(f"  [{c['n']}] {citation_source(c)}")
+            print(f"  [{c['n']}] {citation_source(c, cited.get(c['n'], ()))}")
         if rec.confidence is not None:
             print(f"\nconfidence: {percent(rec.confidence)}")
     if rec.hitl:
@@ -81,7 +82,7 @@ def print_record(rec: RunRecord) -> None:
 
 
 def run_json(rec: RunRecord) -> dict[str, Any]:
-    data = rec.to_json()
+    data, cited = rec.to_json(), cited_by(rec)
     return {
         "run_id": data["run_id"],
         "status": data["status"],
@@ -89,7 +90,13 @@ def run_json(rec: RunRecord) -> dict[str, Any]:
         "engine": data["engine"],
         "answer": data["answer"],
         "citations": [
-            {k: c.get(k) for k in ("n", "chunk_id", "doc_id", "filename", "page", "place", "url")}
+            {
+                **{
+                    k: c.get(k)
+                    for k in ("n", "chunk_id", "doc_id", "filename", "page", "place", "url")
+                },
+                "source": citation_source(c, cited.get(c["n"], ())),  # as the page cites it
+            }
             for c in data["citations"]
         ],
         "confidence": data["confidence"],

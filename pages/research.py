@@ -16,7 +16,7 @@ from masis_core.services.web import parse_domains
 from masis_core.text.markup import untrusted
 from ui.auth import door
 from ui.folders import asked_diff, show_comparison
-from ui.follow import follow_run, watch_record
+from ui.follow import follow_run, watch_record, watch_runs
 from ui.followup import ask_follow_up, thread_caption
 from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop
@@ -138,6 +138,7 @@ if rec is not None:
         elif rec.status == "failed" and st.button("Resume from the last checkpoint"):
             start_resume(rec, None)
         elif rec.status == "needs_human":
+            watch_runs([rec.run_id], "needs_human")  # answered or cancelled elsewhere: redraw
             submitted = review_form(rec)
             if submitted is not None:
                 start_resume(rec, submitted)

@@ -76,6 +76,8 @@ if mid.button(
 if right.button("Inspect retrieval"):
     st.switch_page("pages/inspector.py", query_params={"run": rec.run_id})
 
+if rec.status == "needs_human":
+    watch_runs([rec.run_id], "needs_human")  # answered or cancelled elsewhere: redraw
 question_heading(rec.question)
 thread_caption(rec)
 status_line(rec)

@@ -66,11 +66,12 @@ def streamlit_server(
     log_path: Path,
     extra_env: dict[str, str] | None = None,
     script: str = "app.py",
+    port: int | None = None,
 ) -> Iterator[str]:
-    """``streamlit run app.py`` on a free loopback port, offline, on its own data dir;
-    ``extra_env`` adds settings (e.g. a fake Tavily on loopback); ``script`` ``serve.py``
-    serves it with the sign-in cookie's routes."""
-    port = free_port()
+    """``streamlit run app.py`` on a free loopback port (or ``port``: a server started again
+    where a tab still points), offline, on its own data dir; ``extra_env`` adds settings
+    (e.g. a fake Tavily on loopback); ``script`` another entry point."""
+    port = port or free_port()
     env = {
         **os.environ,
         "MASIS_DATA_DIR": str(data_dir),

@@ -79,3 +79,38 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     # The chosen passage is above "Also relevant"; the passed-over lead below it.
     placed = page.get_by_text(re.compile(r"^The boiler log is kept in the plant office")).first
     assert lead.bounding_box()["y"] < also.bounding_box()["y"] < placed.bounding_box()["y"]
+
+
+def test_a_run_cancelled_in_another_tab_is_no_longer_a_draft_awaiting_review(
+    page: Page,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue 54, point 3: a run paused at review and then cancelled (here in a second tab)
+    had kept its heading "Draft answer — awaiting your review" in the tab that showed it,
+    with nothing to say it had ended; that tab now follows the paused run and redraws."""
+    notes = {"office.txt": BOILER_LOG_PLACE, "log.txt": BOILER_LOG_ENTRIES}
+    for name, text in notes.items():
+        (tmp_path / name).write_text(text)
+    create_workspace(page, "plant")
+    ingest_files(page, [str(tmp_path / n) for n in notes])
+    go(page, "Research")
+    ask(page, BOILER_LOG_QUESTION)
+    expect_status(page, "awaiting review")
+    draft = page.get_by_role("heading", name="Draft answer — awaiting your review")
+    expect(draft).to_be_visible()
+    run_id = re.search(r"run=(\w+)", page.url)
+    assert run_id is not None
+
+    browser = page.context.browser
+    assert browser is not None
+    other = browser.new_page()  # a second tab (a context of its own: no sign-in here)
+    other.goto(page.url)
+    expect(other.get_by_role("heading", name="Draft answer — awaiting your review")).to_be_visible()
+    other.get_by_text("Cancel this run").click()
+    other.get_by_role("button", name="Submit and resume").click()
+    expect_status(other, "cancelled", run_id.group(1))
+    expect(other.get_by_role("heading", name=re.compile("awaiting"))).to_have_count(0)
+
+    expect_status(page, "cancelled", run_id.group(1))  # no click in this tab
+    expect(draft).to_have_count(0)
+    expect(page.get_by_role("heading", name="Low confidence")).to_have_count(0)

@@ -109,8 +109,9 @@ class RemovedAfterFirst:
     def display_names(self, sources: list[Source]) -> list[str]:
         return self.inner.display_names(sources)
 
-    def ingest_each(self, ws, sources, on_start, cancelled):  # type: ignore[no-untyped-def]
-        for i, report in enumerate(self.inner.ingest_each(ws, sources, on_start, cancelled)):
+    def ingest_each(self, ws, sources, on_start, cancelled, added=None):  # type: ignore[no-untyped-def]
+        reports = self.inner.ingest_each(ws, sources, on_start, cancelled, added)
+        for i, report in enumerate(reports):
             yield report
             if i == 0:
                 self.remove()  # type: ignore[operator]
@@ -180,13 +181,21 @@ KILLER = textwrap.dedent(
         door.create_workspace("doomed", "wordllama")
     elif action == "workspace.delete":
         door.delete_workspace("kept")
+    elif action == "document.add":
+        from ingest.pipeline import Ingestor, Source
+
+        boiler = Source.of_bytes("boiler.txt", sys.argv[3].encode())
+        ws = bench.registry.require_workspace("kept")
+        list(Ingestor(bench).ingest_each(ws, [boiler], added=door.added("kept")))
     else:
         door.delete_document("kept", bench.documents("kept")[0].doc_id)
     """
 )
 
 
-@pytest.mark.parametrize("action", ["workspace.create", "workspace.delete", "document.delete"])
+@pytest.mark.parametrize(
+    "action", ["workspace.create", "workspace.delete", "document.delete", "document.add"]
+)
 def test_a_process_killed_between_an_action_and_its_audit_row_leaves_neither(
     tmp_path: Path, action: str
 ) -> None:
@@ -200,7 +209,7 @@ def test_a_process_killed_between_an_action_and_its_audit_row_leaves_neither(
         == "ingested"
     )
     killed = subprocess.run(
-        [sys.executable, "-c", KILLER, str(data), action],
+        [sys.executable, "-c", KILLER, str(data), action, BOILER],
         cwd=Path(__file__).parent.parent,
         capture_output=True,
         text=True,
@@ -212,14 +221,74 @@ def test_a_process_killed_between_an_action_and_its_audit_row_leaves_neither(
     audited = db.execute("SELECT COUNT(*) FROM audit WHERE action = ?", (action,)).fetchone()[0]
     spaces = {r[0] for r in db.execute("SELECT id FROM workspaces")}
     owners = db.execute("SELECT COUNT(*) FROM memberships WHERE workspace_id = 'doomed'")
-    docs = db.execute("SELECT COUNT(*) FROM documents WHERE workspace_id = 'kept'").fetchone()[0]
+    docs = db.execute(
+        "SELECT COUNT(*) FROM documents WHERE workspace_id = 'kept' AND status = 'ready'"
+    ).fetchone()[0]
     assert audited == 0  # killed before its audit row: so the action is not there either
     if action == "workspace.create":
         assert "doomed" not in spaces and owners.fetchone()[0] == 0
     elif action == "workspace.delete":
         assert "kept" in spaces
-    else:
+    else:  # the deleted one still there; the added one never ready (swept as a crash's)
         assert docs == 1
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("where", ["writing the audit row", "after the audit row"])
+def test_a_failure_between_a_new_document_and_its_audit_row_leaves_neither(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The document's ready row and its ``document.add`` row are one transaction (SQLite and
+    PostgreSQL): a failure writing the audit row, or just after it, stores neither, and
+    the same file ingested again lands with its one row."""
+    from masis_core.storage import accounts
+
+    team(bench, {"ann": "editor"})
+    ws, ann = bench.registry.require_workspace("team"), Door(bench, Principal("ann"))
+    write = accounts._audit
+
+    def failing(conn, actor, action, *rest):  # type: ignore[no-untyped-def]
+        if action == "document.add" and where == "writing the audit row":
+            raise RuntimeError("disk full")
+        write(conn, actor, action, *rest)
+        if action == "document.add":
+            raise RuntimeError("disk full")
+
+    monkeypatch.setattr(accounts, "_audit", failing)
+    source = Source.of_bytes("boiler.txt", BOILER.encode())
+    (report,) = Ingestor(bench).ingest_each(ws, [source], added=ann.added(ws.id))
+    assert report.status == "failed" and "disk full" in str(report.error)
+    assert bench.registry.list_documents(ws.id, status=None) == []
+    assert not [r for r in log(bench) if r[1] == "document.add"]
+    assert bench.store.count(ws.embed_model, ws.id, visible_only=False) == 0
+    monkeypatch.setattr(accounts, "_audit", write)
+    (report,) = Ingestor(bench).ingest_each(ws, [source], added=ann.added(ws.id))
+    assert report.status == "ingested"
+    added = [r for r in log(bench) if r[1] == "document.add"]
+    assert added == [("ann", "document.add", f"team/{report.doc_id}", "boiler.txt")]
+
+
+def test_an_upload_writes_one_audit_row_per_new_document_naming_the_account(
+    bench: Workbench,
+) -> None:
+    """A batch through the job manager: each document that landed has its ``document.add``
+    row naming the uploader; a duplicate and a file that failed have none."""
+    team(bench, {"bob": "editor"})
+    runs = RunService(bench)
+    jobs = JobManager(runs, Ingestor(bench))
+    sources = [
+        Source.of_bytes(name, text.encode())
+        for name, text in [("boiler.txt", BOILER), ("pump.txt", PUMP), ("again.txt", BOILER)]
+    ] + [Source.of_bytes("empty.txt", b"")]
+    ws = bench.registry.require_workspace("team")
+    job = jobs.ingest(ws, sources, door=Door(bench, Principal("bob"), runs))
+    assert job.wait(300) and job.state == "done"
+    assert [f.stage for f in job.files] == ["ingested", "ingested", "duplicate", "failed"]
+    docs = {d.filename: d.doc_id for d in bench.documents("team")}
+    added = sorted(r for r in log(bench) if r[1] == "document.add")
+    assert added == sorted(
+        ("bob", "document.add", f"team/{docs[name]}", name) for name in ("boiler.txt", "pump.txt")
+    )
 
 
 def test_python_m_ingest_acts_as_an_account_and_is_audited(tmp_path: Path, settings) -> None:
@@ -246,6 +315,8 @@ def test_python_m_ingest_acts_as_an_account_and_is_audited(tmp_path: Path, setti
     rows = log(bench)
     assert ("mallory", "workspace.create", "mine", "") in rows
     assert ("mallory", "document.upload", "mine", "1 files (python -m ingest)") in rows
+    (pump,) = bench.documents("mine")
+    assert ("mallory", "document.add", f"mine/{pump.doc_id}", "pump.txt") in rows
     assert ("mallory", "access.refused", "anns", "upload as viewer") in rows
 
 

@@ -8,12 +8,17 @@ import io
 
 import openpyxl
 
+from ingest.batch import FileReport
 from ingest.pipeline import Ingestor
+from masis_core.__main__ import print_record, run_json
 from masis_core.answers.support import cited_sentences, sentence_support
-from masis_core.services.reports import citation_source, table_frame
+from masis_core.services.records import RunRecord
+from masis_core.services.report_pdf import run_pdf
+from masis_core.services.reports import citation_source, run_markdown, table_frame
 from masis_core.services.runs import RunService
 from masis_core.workspaces.workbench import Workbench
 from tests.graphs import accepted
+from tests.test_evidence import pdf_text
 
 COUNTRIES = [
     ("United States", 46, 37, 38),
@@ -51,18 +56,22 @@ def medals_xlsx() -> bytes:
     return out.getvalue()
 
 
-def test_a_sheet_is_cited_to_the_row_that_answers_and_sized_in_sheets_and_rows(
-    bench: Workbench,
-) -> None:
+def medals_run(bench: Workbench) -> tuple[FileReport, RunRecord]:
+    """The medal table ingested into a workspace, and the Kenya question's accepted run."""
     ws = bench.create_workspace("games", "wordllama")
     report = Ingestor(bench).ingest_bytes(ws, medals_xlsx(), "medals.xlsx")
     assert report.status == "ingested", report.error
-    assert report.line().startswith("ingested   medals.xlsx: 1 sheet, 15 rows, ")
-    (doc,) = bench.registry.list_documents(ws.id)
-    assert doc.extent == "1 sheet, 15 rows"
-
     service = RunService(bench)
-    rec = accepted(service, service.ask(ws.id, QUESTION))
+    return report, accepted(service, service.ask(ws.id, QUESTION))
+
+
+def test_a_sheet_is_cited_to_the_row_that_answers_and_sized_in_sheets_and_rows(
+    bench: Workbench,
+) -> None:
+    report, rec = medals_run(bench)
+    assert report.line().startswith("ingested   medals.xlsx: 1 sheet, 15 rows, ")
+    (doc,) = bench.registry.list_documents("games")
+    assert doc.extent == "1 sheet, 15 rows"
     cited = cited_sentences(sentence_support(rec.answer or "", rec.citations))
     (kenya,) = [c for c in rec.citations if "Kenya" in str(c.get("text"))]
     assert citation_source(kenya, cited[kenya["n"]]) == "medals.xlsx, Medals, row 18"
@@ -70,3 +79,23 @@ def test_a_sheet_is_cited_to_the_row_that_answers_and_sized_in_sheets_and_rows(
     assert frame is not None and quoted == {"row 18"}
     assert list(frame.columns) == ["Country", "Gold", "Silver", "Bronze"]
     assert frame.loc["row 18"].tolist() == ["Kenya", "6", "6", "1"]
+
+
+def test_the_exports_cite_the_row_that_answers_as_the_page_does(bench: Workbench, capsys) -> None:
+    """The Markdown and PDF exports, the command line's answer and its JSON name Kenya's row
+    as the page's Sources do; they had said the chunk's "rows 4–18"."""
+    _, rec = medals_run(bench)
+    (kenya,) = [c for c in rec.citations if "Kenya" in str(c.get("text"))]
+    assert kenya.get("place") == "Medals, rows 4–18"  # the chunk's place: narrowed when cited
+    cited = f"[{kenya['n']}] medals.xlsx, Medals, row 18"
+    markdown = run_markdown(rec)
+    assert f"{kenya['n']}. medals.xlsx, Medals, row 18" in markdown
+    assert f"### {cited}" in markdown
+    pdf = " ".join(pdf_text(run_pdf(rec)).split())
+    assert pdf.count(cited) == 2  # the Citations list and the appendix's caption
+    (said,) = [c for c in run_json(rec)["citations"] if c["n"] == kenya["n"]]
+    assert said["source"] == "medals.xlsx, Medals, row 18"
+    print_record(rec)
+    assert f"  {cited}" in capsys.readouterr().out
+    for text in (markdown, pdf):
+        assert "rows 4–18" not in text

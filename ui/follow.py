@@ -144,14 +144,18 @@ def watch_record(run_id: str) -> None:
 
 
 @st.fragment(run_every=2 * POLL_S)
-def watch_runs(run_ids: list[str]) -> None:
-    """Runs that were running when a page listing them was drawn: the page reruns once one
-    pauses or ends. The Runs page had shown a finished run as "running" until the next click."""
+def watch_runs(run_ids: list[str], status: str = "running") -> None:
+    """Runs that had ``status`` when a page showing them was drawn: the page reruns once one
+    has another. The Runs page had shown a finished run as "running" until the next click,
+    and a paused run cancelled from another tab (or the CLI) kept its "Draft answer —
+    awaiting your review" (``needs_human``)."""
     service = run_service()
     for run_id in run_ids:
         rec = service.get(run_id)
-        if rec is None or rec.status != "running":
+        if rec is None or rec.status != status:
             st.rerun()
+    if status != "running":
+        return
     st.caption(
         f"⏳ {counted(len(run_ids), 'run')} still running; this page updates when "
         f"{'it pauses or ends' if len(run_ids) == 1 else 'one pauses or ends'}."

@@ -17,6 +17,7 @@ write needs.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal
 
 from masis_core.errors import AccessError, InputError, WorkspaceError
@@ -176,6 +177,16 @@ class Door:
         self.bench.delete_document(
             ws.id, doc_id, lambda conn: self._audit_in(conn, "document.delete", f"{ws.id}/{doc_id}")
         )
+
+    def added(self, ws_id: str) -> Callable[[Connection, str, str], None]:
+        """Each new document's audit row (``document.add``: who added which document), for
+        the ingest to write in the transaction that makes the document ready: a crash
+        between two transactions had left a document without its row, or the reverse."""
+
+        def audit(conn: Connection, doc_id: str, filename: str) -> None:
+            self._audit_in(conn, "document.add", f"{ws_id}/{doc_id}", filename)
+
+        return audit
 
     def preview_allowed(self, ws_id: str, doc_id: str) -> bool:
         """Whether a page of the document may be drawn for this principal: the workspace is

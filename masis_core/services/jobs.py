@@ -57,6 +57,7 @@ class BatchIngestor(Protocol):
         sources: Sequence[Any],
         on_start: Callable[[int, Any], Progress | None],
         cancelled: Callable[[], bool],
+        added: Callable[[Connection, str, str], None] | None = None,
     ) -> Iterator[Any]: ...
 
 
@@ -247,7 +248,8 @@ class JobManager:
 
         def work() -> None:
             job.state = "running"
-            reports = self.ingestor.ingest_each(ws, list(sources), on_start, cancelled=stop)
+            added = door.added(ws.id) if door is not None else None  # each document's row
+            reports = self.ingestor.ingest_each(ws, list(sources), on_start, stop, added)
             try:
                 for i, report in enumerate(reports):
                     job.files[i].report, job.files[i].stage = report, report.status

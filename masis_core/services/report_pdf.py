@@ -207,7 +207,7 @@ def _appendix(
             w.pdf.add_page()
         if i == 0:
             w.heading("Appendix: the cited pages", size=14)
-        w.heading(f"[{c['n']}] {shown(citation_source(c))}", size=11)
+        w.heading(f"[{c['n']}] {shown(citation_source(c, cited.get(c['n'], ())))}", size=11)
         if shot is None:
             for line in _cited_lines(cited.get(c["n"], ())):
                 w.text(line, size=9, line=4.5)
@@ -258,7 +258,7 @@ def run_pdf(rec: RunRecord, pages: Mapping[int, PageShot | None] | None = None) 
     if rec.citations:
         w.heading("Citations")
         for c in rec.citations:
-            w.text(f"[{c['n']}] {shown(citation_source(c))}", size=10)
+            w.text(f"[{c['n']}] {shown(citation_source(c, cited.get(c['n'], ())))}", size=10)
         _appendix(w, rec, pages or {}, cited)
     return w.output()
 

@@ -15,6 +15,7 @@ import pandas as pd
 from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
 from masis_core.answers.rows import ROWS_PLACE, cells_of, row_line
 from masis_core.answers.rows import parse as parse_table
+from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import (
     answer_markdown,
@@ -41,6 +42,13 @@ def citation_source(c: dict[str, Any], cited: Iterable[str] = ()) -> str:
     page, end = c.get("page"), c.get("page_end")
     pages = f"page {page}" if not end or end == page else f"pages {page}–{end}"
     return f"{name}, {pages}{' (OCR)' if c.get('ocr') else ''}"
+
+
+def cited_by(rec: RunRecord) -> dict[int, tuple[str, ...]]:
+    """Per citation number, the passage's sentences the answer rests on, found as the page
+    finds them: the exports cite a sheet's row with them as the page does ("medals.xlsx,
+    Medals, row 18"), where they had said the chunk's "rows 3–13"."""
+    return cited_sentences(sentence_support(rec.answer or "", rec.citations))
 
 
 def cited_rows(c: dict[str, Any], cited: Iterable[str]) -> list[int]:
@@ -89,12 +97,12 @@ def table_frame(
     return frame, quoted
 
 
-def _source_markdown(c: dict[str, Any]) -> str:
+def _source_markdown(c: dict[str, Any], cited: Iterable[str] = ()) -> str:
     """``citation_source`` as Markdown: a web page's address becomes a link only if http(s)."""
     if c.get("url"):
         title = c.get("filename") or c.get("title") or c["url"]
         return f"{untrusted(title)} — {safe_link(c['url'], c['url'])}"
-    return untrusted(citation_source(c))
+    return untrusted(citation_source(c, cited))
 
 
 DRAFT_TITLES = {
@@ -206,9 +214,10 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
     else:
         error = f": {untrusted(rec.error)}" if rec.error else ""
         lines.append(f"_No answer ({rec.shown_status}{error})._")
+    cited = cited_by(rec)
     if rec.citations:
         lines += ["", f"{h}## Citations", ""]
-        lines += [f"{c['n']}. {_source_markdown(c)}" for c in rec.citations]
+        lines += [f"{c['n']}. {_source_markdown(c, cited.get(c['n'], ()))}" for c in rec.citations]
     flagged = rec.metrics.get("flagged_sentences") or []
     violations = rec.metrics.get("citation_violations") or []
     if flagged or violations:
@@ -220,7 +229,7 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
     if rec.citations:
         lines += ["", f"{h}## Evidence appendix", ""]
         for c in rec.citations:
-            heading = f"{h}### [{c['n']}] {_source_markdown(c)}"
+            heading = f"{h}### [{c['n']}] {_source_markdown(c, cited.get(c['n'], ()))}"
             lines += [heading, "", quote_block(c.get("text") or ""), ""]
     return "\n".join(lines).rstrip() + "\n"
 

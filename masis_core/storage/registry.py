@@ -207,9 +207,12 @@ class Registry:
         ocr_pages: tuple[int, ...] | list[int] = (),
         ocr_words: Mapping[int, Sequence[Sequence[Any]]] | None = None,
         extent: str = "",
+        then: Callable[[Connection], None] | None = None,
     ) -> None:
         """The document answers queries from now on; ``ocr_words`` (page: the OCR engine's
-        words and boxes) are kept for drawing its scanned pages' highlights."""
+        words and boxes) are kept for drawing its scanned pages' highlights. ``then(conn)``
+        (its audit row: who added it) is written in the same transaction, so a crash leaves
+        a document with its row or neither."""
         ocr = json.dumps(list(ocr_pages))
         with self._conn() as conn:
             conn.execute(
@@ -224,6 +227,8 @@ class Registry:
                     for page, words in (ocr_words or {}).items()
                 ],
             )
+            if then is not None:
+                then(conn)
 
     def ocr_words(self, doc_id: str, first: int, last: int) -> dict[int, list[list[Any]]]:
         """The OCR engine's words (text, left, top, right, bottom as fractions of the page)
