@@ -12,6 +12,7 @@ import streamlit as st
 
 from ingest.sync import Syncer, run_schedule, start_sync
 from ingest.versioning import VersionKeeper, answer_comparison, compare_versions
+from masis_core.answers.change_summary import OFFLINE_NOTE, summarise
 from masis_core.answers.changes import Change, Comparison, word_marks
 from masis_core.errors import MasisError
 from masis_core.storage.registry import Document, Workspace
@@ -19,7 +20,7 @@ from masis_core.storage.versions import Version, Versions
 from masis_core.text.markup import untrusted
 from ui.auth import door
 from ui.follow import batch_boxes
-from ui.resources import highlighted_page, jobs, workbench
+from ui.resources import highlighted_page, jobs, provider_status, workbench
 
 SYNC_JOB = "sync_job"
 SCHEDULE_TICK_S = 60.0
@@ -181,12 +182,29 @@ def show_comparison(diff: Comparison) -> None:
         st.info(untrusted(diff.lines()[0]))
         return
     st.markdown(untrusted(diff.lines()[0]))
+    explain(diff)
     for s in diff.sections:
         old = diff.cite(diff.old_label, s.old_page)
         new = diff.cite(diff.new_label, s.new_page)
         st.markdown(f"**{untrusted(s.title)}** — {s.kind} · [{untrusted(old)}] [{untrusted(new)}]")
         for ch in s.changes:
             _side_by_side(diff, ch)
+
+
+def explain(diff: Comparison) -> None:
+    """With Ollama, the model's short summary of the diff, each claim cited to both versions'
+    places; offline, or when the model's reply is unusable, a note saying so."""
+    with st.spinner("The model is summarising the changes…"):
+        summary = summarise(workbench().settings, diff, provider_status())
+    if summary.claims:
+        st.markdown(f"**In short** — written by {untrusted(summary.model)} from the diff below:")
+        st.markdown(
+            "\n".join(f"- {untrusted(t)} [{untrusted('; '.join(c))}]" for t, c in summary.claims)
+        )
+    if summary.note == OFFLINE_NOTE:
+        st.caption(summary.note)
+    elif summary.note:
+        st.warning(untrusted(summary.note))
 
 
 def _side_by_side(diff: Comparison, ch: Change) -> None:
