@@ -167,13 +167,22 @@ def _compare_form(ws: Workspace, kept: list[Version]) -> None:
     by_number = {v.version: v for v in kept}
     if not pair or any(n not in by_number for n in pair):
         return
-    a, b = pair
+    a, b = (by_number[n] for n in pair)
     try:
-        diff = compare_versions(workbench(), ws, lineage, a, b)
+        diff = _compared(ws, ws.id, lineage, (a.doc_id, a.version), (b.doc_id, b.version))
     except (MasisError, OSError) as exc:
         st.error(untrusted(str(exc)))
         return
-    show_comparison(diff, (ws, by_number[a], by_number[b]))
+    show_comparison(diff, (ws, a, b))
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing the versions…")
+def _compared(
+    _ws: Workspace, ws_id: str, lineage: str, old: tuple[str, int], new: tuple[str, int]
+) -> Comparison:
+    """Both versions read again and compared once, not on every rerun while it is shown
+    (keyed by the versions' documents: a version deleted and made again is read anew)."""
+    return compare_versions(workbench(), _ws, lineage, old[1], new[1])
 
 
 def asked_diff(ws: Workspace, question: str) -> Comparison | None:
