@@ -4,12 +4,14 @@
   files vs the first sync of the folder; a second sync with nothing changed (its share of the
   first); one file changed (files parsed, chunks embedded);
 - scale: N small text files (1k, 3k, 10k), each N in its own process: first sync, a second
-  unchanged sync, peak memory (the process, and its parse children);
+  unchanged sync, a sync with 1% of the files changed (``--share``), peak memory (the process,
+  and its parse children); with ``--seeded``, only the unchanged sync, the file table filled
+  as a first sync leaves it (for sizes whose first sync would take hours: 50k);
 - storage: a 100-page PDF and a revision changing 3 of its pages: chunks stored for both
   versions against the original alone.
 
     nice python -m bench.folder_sync [--part all|corpus|scale|storage] [--pdfs DIR]
-        [--office DIR] [--limit N] [--sizes 1000,3000,10000]
+        [--office DIR] [--limit N] [--sizes 1000,3000,10000] [--share 0.01] [--seeded]
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from typing import Any
 from fpdf import FPDF
 
 from ingest.pipeline import Ingestor, Source, expand_paths
-from ingest.sync import Syncer
+from ingest.sync import Syncer, walk
 from masis_core.config import Settings
 from masis_core.services.access import Door
+from masis_core.storage.versions import SyncedFile
 from masis_core.workspaces.workbench import Workbench
 
 
@@ -85,36 +88,76 @@ def corpus(dirs: list[Path], limit: int, scratch: Path) -> list[dict[str, Any]]:
 
 
 # -- scale --------------------------------------------------------------------------------
-def scale_child(n: int, scratch: Path) -> dict[str, Any]:
-    folder = scratch / "small"
+def small_files(folder: Path, n: int) -> list[Path]:
+    """``n`` small text notes, 500 to a subfolder (cheap to parse and embed offline)."""
+    out = []
     for i in range(n):
         sub = folder / f"d{i // 500:03d}"
         sub.mkdir(parents=True, exist_ok=True)
-        (sub / f"note{i:05d}.txt").write_text(
+        out.append(sub / f"note{i:05d}.txt")
+        out[-1].write_text(
             f"Note {i} records the reading of gauge {i % 97} on shift {i % 13}. "
             f"The operator {i % 41} signed it after checking valve {i % 29} and pump {i % 7}.\n"
         )
+    return out
+
+
+def peaks() -> dict[str, float]:
+    return {
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "children_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
+
+
+def scale_child(n: int, scratch: Path, share: float) -> dict[str, Any]:
+    """First sync, a second one with nothing changed, then one with ``share`` of the files
+    changed (a sentence appended to every k-th file)."""
+    files = small_files(scratch / "small", n)
     bench = bench_on(scratch / "data")
-    t_first, first = sync_once(bench, folder)
-    t_again, again = sync_once(bench)
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    t_first, first = sync_once(bench, scratch / "small")
+    t_again, _ = sync_once(bench)
+    step = max(1, round(1 / share))
+    for p in files[::step]:
+        p.write_text(p.read_text() + "A later check found the gauge recalibrated.\n")
+    t_changed, changed = sync_once(bench)
+    embedded = sum(r.embedded for r in changed.files if r.status == "updated")
     return {
         "files": n,
         "first_s": t_first,
         "again_s": t_again,
-        "peak_mb": me,
-        "children_peak_mb": kids,
+        "again_share": f"{100 * t_again / t_first:.2f}%",
+        "changed_files": len(files[::step]),
+        "changed_s": t_changed,
+        "changed_embedded": embedded,
+        **peaks(),
         "first": first.summary(),
-        "again": again.summary(),
+        "changed": changed.summary(),
     }
 
 
-def scale(sizes: list[int]) -> list[dict[str, Any]]:
+def seeded_child(n: int, scratch: Path) -> dict[str, Any]:
+    """A real sync with nothing changed, of ``n`` files the workspace's file table already
+    lists as a first sync leaves them (``synced_files``: path, hash, size); the first sync
+    itself is not run. What it measures: the walk, the hashing, the plan, the report."""
+    folder = scratch / "small"
+    small_files(folder, n)
+    bench = bench_on(scratch / "data")
+    bench.create_workspace("w", "wordllama")
+    syncer, door = Syncer(bench), Door(bench)
+    path = str(syncer.follow(door, "w", folder).path)
+    found = walk(folder, bench.settings)
+    seen = [SyncedFile(path, f.key, f.content_hash, f.content_hash, f.size) for f in found.files]
+    syncer.versions.see_files("w", seen)
+    t_again, again = sync_once(bench)
+    return {"files": n, "again_s": t_again, **peaks(), "again": again.summary()}
+
+
+def scale(sizes: list[int], share: float, seeded: bool) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
+        how = ["--seeded"] if seeded else ["--share", str(share)]
         out = subprocess.run(
-            [sys.executable, "-m", "bench.folder_sync", "--child", str(n)],
+            [sys.executable, "-m", "bench.folder_sync", "--child", str(n), *how],
             capture_output=True,
             text=True,
             check=True,
@@ -178,18 +221,26 @@ def main() -> None:
     ap.add_argument("--office", type=Path, default=Path("/work/main/.office-corpus"))
     ap.add_argument("--limit", type=int, default=0, help="files of the corpus at most (0: all)")
     ap.add_argument("--sizes", default="1000,3000,10000")
+    ap.add_argument("--share", type=float, default=0.01, help="files changed in the last sync")
+    ap.add_argument(
+        "--seeded",
+        action="store_true",
+        help="scale: only the unchanged sync, the file table seeded (no first sync)",
+    )
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="folder-sync-") as tmp:
         scratch = Path(tmp)
         if args.child:
-            print(json.dumps(scale_child(args.child, scratch)))
+            child = seeded_child(args.child, scratch) if args.seeded else None
+            print(json.dumps(child or scale_child(args.child, scratch, args.share)))
             return
         if args.part in ("all", "storage"):
             print("storage: a 100-page PDF and a 3-page revision\n" + table(storage(scratch / "s")))
         if args.part in ("all", "scale"):
             sizes = [int(n) for n in args.sizes.split(",")]
-            print("\nscale: small text files\n" + table(scale(sizes)))
+            rows = scale(sizes, args.share, args.seeded)
+            print("\nscale: small text files\n" + table(rows))
         if args.part in ("all", "corpus"):
             rows = corpus([args.pdfs, args.office], args.limit, scratch / "c")
             print("\ncorpus: plain ingest vs sync\n" + table(rows))

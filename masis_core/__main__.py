@@ -125,19 +125,23 @@ def door(args: argparse.Namespace, bench: Workbench | None = None) -> Door:
 
 
 def answered_by_diff(gate: Door, args: argparse.Namespace) -> int | None:
-    """'compare v2 and v3 of report.pdf', 'what changed in the travel policy?': the offline
-    diff of the two versions (docs/folder-sync.md); None for any other question."""
+    """'compare v2 and v3 of report.pdf', 'what changed in the travel policy?': the diff of
+    the two versions, with Ollama under the model's short summary of it
+    (docs/folder-sync.md); None for any other question."""
     from ingest.versioning import answer_comparison  # the entry point reaches every layer
+    from masis_core.answers.change_summary import summarise
 
     ws = gate.workspace(args.workspace, "ask")
     diff = None if args.thread else answer_comparison(gate.bench, ws, args.question)
     if diff is None:
         return None
+    summary = summarise(gate.bench.settings, diff, gate.bench.provider_status())
+    answer = "\n".join([*summary.lines(), *diff.lines()])
     if args.json:
-        doc = {"status": "completed", "answer": "\n".join(diff.lines()), "comparison": diff}
+        doc = {"status": "completed", "answer": answer, "summary": summary, "comparison": diff}
         print(json.dumps(doc, indent=2, default=lambda o: getattr(o, "__dict__", str(o))))
     else:
-        print("\n".join(diff.lines()))
+        print(answer)
     return 0
 
 

@@ -1,5 +1,6 @@
 """A followed folder in a real browser (issue 56): follow it, sync, change a file, sync again,
-compare the two versions side by side — on a fresh ``streamlit run`` driven through Chromium."""
+compare the two versions side by side and open each version's page — on a fresh
+``streamlit run`` driven through Chromium."""
 
 from __future__ import annotations
 
@@ -9,17 +10,29 @@ import pytest
 
 from tests.browser import server_problems
 from tests.browser import streamlit_server as server
-from tests.test_browser import create_workspace, idle
+from tests.test_browser import create_workspace, idle, show_the_page
 from tests.test_browser_navigation import browser_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import Locator, Page, expect  # noqa: E402
 
 POLICY = (
     "# Travel policy\n\n## Expenses\n\nMeals are refunded up to {n} euros a day.\n"
     "Taxis are refunded at night.\n"
 )
+
+
+def open_version_page(page: Page, version: int, euros: str, not_there: str) -> Locator:
+    """Switch on "Show vN's page 1" below the comparison as a person does; the page shown is
+    that version's text, and none of the other's."""
+    show_the_page(page, f"Show v{version}'s page 1")
+    shown = page.locator(f"[class*='st-key-version-page-{version}-']")
+    expect(page.get_by_text(f"travel.md, v{version}, p. 1: the page as it was")).to_be_visible()
+    expect(shown).to_contain_text(f"Meals are refunded up to {euros} euros a day.")
+    expect(shown).to_contain_text("Taxis are refunded at night.")
+    expect(shown).not_to_contain_text(not_there)
+    return shown
 
 
 def test_follow_sync_change_sync_and_compare(tmp_path: Path) -> None:
@@ -50,4 +63,8 @@ def test_follow_sync_change_sync_and_compare(tmp_path: Path) -> None:
             new = page.get_by_text("55", exact=True)
             expect(old).to_be_visible()
             expect(new).to_be_visible()
+            # Each version's page, opened from its side of the comparison, is its own text.
+            v1 = open_version_page(page, 1, "40", not_there="55")
+            open_version_page(page, 2, "55", not_there="40")
+            expect(v1).to_contain_text("40 euros")  # the first stays open beside it
     assert not server_problems(log)

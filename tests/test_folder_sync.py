@@ -387,3 +387,5 @@ def test_the_ask_command_answers_what_changed_with_the_diff(
     out = json.loads(capsys.readouterr().out)
     assert "zeppelin" in out["answer"] and "[report.pdf, v2, p. " in out["answer"]
     assert out["comparison"]["sections"][0]["kind"] == "changed"
+    assert out["summary"]["by"] == "offline"  # no model summary offline, and it says so
+    assert "Offline extractive mode: the changes below are the computed diff" in out["answer"]

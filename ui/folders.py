@@ -6,20 +6,23 @@ Document text is shown escaped (``untrusted``): a changed sentence is words, nev
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import streamlit as st
 
 from ingest.sync import Syncer, run_schedule, start_sync
-from ingest.versioning import VersionKeeper, answer_comparison, compare_versions
+from ingest.versioning import VersionKeeper, answer_comparison, compare_versions, version_pages
+from masis_core.answers.change_summary import OFFLINE_NOTE, summarise
 from masis_core.answers.changes import Change, Comparison, word_marks
 from masis_core.errors import MasisError
 from masis_core.storage.registry import Document, Workspace
 from masis_core.storage.versions import Version, Versions
-from masis_core.text.markup import untrusted
+from masis_core.text.markup import highlighted_text, untrusted
 from ui.auth import door
+from ui.evidence import page_view
 from ui.follow import batch_boxes
-from ui.resources import highlighted_page, jobs, workbench
+from ui.resources import has_pages, highlighted_page, jobs, provider_status, workbench
 
 SYNC_JOB = "sync_job"
 SCHEDULE_TICK_S = 60.0
@@ -151,16 +154,35 @@ def _delete_version(ws: Workspace, v: Version) -> None:
 
 
 def _compare_form(ws: Workspace, kept: list[Version]) -> None:
-    labels = [v.label for v in kept]
+    """Two versions chosen and compared; the comparison stays shown (its pages open in
+    place) until another pair is compared."""
+    labels, lineage = [v.label for v in kept], kept[0].lineage
     c = st.columns([2, 2, 2])
-    old = c[0].selectbox("from", labels, index=len(labels) - 2, key=f"cmp-a-{kept[0].lineage}")
-    new = c[1].selectbox("to", labels, index=len(labels) - 1, key=f"cmp-b-{kept[0].lineage}")
-    if c[2].button("Compare versions", key=f"cmp-{kept[0].lineage}"):
-        a, b = (kept[labels.index(x)].version for x in (old, new))
-        try:
-            show_comparison(compare_versions(workbench(), ws, kept[0].lineage, a, b))
-        except (MasisError, OSError) as exc:
-            st.error(untrusted(str(exc)))
+    old = c[0].selectbox("from", labels, index=len(labels) - 2, key=f"cmp-a-{lineage}")
+    new = c[1].selectbox("to", labels, index=len(labels) - 1, key=f"cmp-b-{lineage}")
+    shown = f"cmp-shown-{lineage}"
+    if c[2].button("Compare versions", key=f"cmp-{lineage}"):
+        st.session_state[shown] = tuple(kept[labels.index(x)].version for x in (old, new))
+    pair = st.session_state.get(shown)
+    by_number = {v.version: v for v in kept}
+    if not pair or any(n not in by_number for n in pair):
+        return
+    a, b = (by_number[n] for n in pair)
+    try:
+        diff = _compared(ws, ws.id, lineage, (a.doc_id, a.version), (b.doc_id, b.version))
+    except (MasisError, OSError) as exc:
+        st.error(untrusted(str(exc)))
+        return
+    show_comparison(diff, (ws, a, b))
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing the versions…")
+def _compared(
+    _ws: Workspace, ws_id: str, lineage: str, old: tuple[str, int], new: tuple[str, int]
+) -> Comparison:
+    """Both versions read again and compared once, not on every rerun while it is shown
+    (keyed by the versions' documents: a version deleted and made again is read anew)."""
+    return compare_versions(workbench(), _ws, lineage, old[1], new[1])
 
 
 def asked_diff(ws: Workspace, question: str) -> Comparison | None:
@@ -174,34 +196,96 @@ def asked_diff(ws: Workspace, question: str) -> Comparison | None:
         return None
 
 
-def show_comparison(diff: Comparison) -> None:
+# A comparison of two kept versions: the workspace and both, so that each side opens its page.
+Sides = tuple[Workspace, Version, Version]
+
+
+def show_comparison(diff: Comparison, sides: Sides | None = None) -> None:
     """Sections added, removed and changed; changed sentences side by side, the changed
-    words highlighted; every change cited to both versions' pages."""
+    words highlighted; every change cited to both versions' pages, whose pages open below
+    each side (``sides``)."""
     if diff.unchanged:
         st.info(untrusted(diff.lines()[0]))
         return
     st.markdown(untrusted(diff.lines()[0]))
+    explain(diff)
+    n = 0
     for s in diff.sections:
         old = diff.cite(diff.old_label, s.old_page)
         new = diff.cite(diff.new_label, s.new_page)
         st.markdown(f"**{untrusted(s.title)}** — {s.kind} · [{untrusted(old)}] [{untrusted(new)}]")
         for ch in s.changes:
-            _side_by_side(diff, ch)
+            n += 1
+            _side_by_side(diff, ch, sides, n)
 
 
-def _side_by_side(diff: Comparison, ch: Change) -> None:
+def explain(diff: Comparison) -> None:
+    """With Ollama, the model's short summary of the diff, each claim cited to both versions'
+    places; offline, or when the model's reply is unusable, a note saying so. Kept for the
+    session: opening a page below does not ask the model again."""
+    key = "diff-summary-" + hashlib.sha256("\n".join(diff.lines()).encode()).hexdigest()[:16]
+    summary = st.session_state.get(key)
+    if summary is None:
+        with st.spinner("The model is summarising the changes…"):
+            summary = summarise(workbench().settings, diff, provider_status())
+        if summary.by == "ollama":
+            st.session_state[key] = summary
+    if summary.claims:
+        st.markdown(f"**In short** — written by {untrusted(summary.model)} from the diff below:")
+        st.markdown(
+            "\n".join(f"- {untrusted(t)} [{untrusted('; '.join(c))}]" for t, c in summary.claims)
+        )
+    if summary.note == OFFLINE_NOTE:
+        st.caption(summary.note)
+    elif summary.note:
+        st.warning(untrusted(summary.note))
+
+
+def _side_by_side(diff: Comparison, ch: Change, sides: Sides | None, n: int) -> None:
     old = " ".join(x.text for x in ch.old)
     new = " ".join(x.text for x in ch.new)
     marks_a, marks_b = word_marks(old, new)
     left, right = st.columns(2)
-    with left.container(border=True):
-        if ch.old:
-            st.caption(untrusted(diff.cite(diff.old_label, ch.old[0].page)))
-            st.markdown(_marked(marks_a, "red"))
-    with right.container(border=True):
-        if ch.new:
-            st.caption(untrusted(diff.cite(diff.new_label, ch.new[0].page)))
-            st.markdown(_marked(marks_b, "green"))
+    for col, said, marks, colour, side in (
+        (left, ch.old, marks_a, "red", 1),
+        (right, ch.new, marks_b, "green", 2),
+    ):
+        if not said:
+            col.container(border=True)
+            continue
+        label = diff.old_label if side == 1 else diff.new_label
+        with col.container(border=True):
+            st.caption(untrusted(diff.cite(label, said[0].page)))
+            st.markdown(_marked(marks, colour))
+        if sides is None:
+            continue
+        page, version = said[0].page, (sides[1] if side == 1 else sides[2])
+        if col.toggle(f"Show {label}'s page {page}", key=f"vp-{version.doc_id[:16]}-{n}"):
+            with col:
+                version_page(sides[0], version, page, tuple(x.text for x in said), f"vp{n}")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _pages_of(doc_id: str, filename: str) -> dict[int, str]:
+    return {n: text for n, _place, text in version_pages(workbench(), doc_id, filename)}
+
+
+def version_page(ws: Workspace, v: Version, page: int, cited: tuple[str, ...], key: str) -> None:
+    """A version's page as it was, the changed sentences highlighted: drawn for a PDF, its
+    text for a note (which has no page to draw)."""
+    try:
+        text = _pages_of(v.doc_id, v.filename).get(page, "")
+    except (MasisError, OSError) as exc:
+        st.error(untrusted(f"The page of {v.filename}, {v.label} cannot be read: {exc}"))
+        return
+    if has_pages(v.doc_id):
+        c = {"doc_id": v.doc_id, "filename": v.filename, "version": v.version, "page": page}
+        page_view({**c, "text": text}, cited, key, ws.id)
+        return
+    shown, _ = highlighted_text(text, cited)
+    st.caption(untrusted(f"{v.filename}, {v.label}, p. {page}: the page as it was"))
+    with st.container(border=True, key=f"version-page-{v.version}-{key}"):
+        st.markdown(shown)
 
 
 def _marked(words: list[tuple[str, bool]], colour: str) -> str:

@@ -68,6 +68,15 @@ class Standalone(BaseModel):
     question: str
 
 
+class DiffClaim(BaseModel):
+    text: str
+    changes: list[int] = Field(min_length=1)
+
+
+class DiffSummary(BaseModel):
+    claims: list[DiffClaim] = Field(min_length=1)
+
+
 class Conflict(BaseModel):
     topic: str
     sources: list[int]
@@ -334,6 +343,35 @@ class OllamaEngine:
         fallback = offline_rewrite(follow_up, history)
         value = Rewrite(fallback.question, fallback.method, error=problem)
         return StepResult(value, error=problem, calls=calls)
+
+    # -- what changed -------------------------------------------------------------------
+    def summarise_diff(self, heading: str, changes: list[str], most: int) -> StepResult:
+        """The model's claims (``DiffSummary``) about the numbered ``changes`` of a diff that
+        fit the window; ``value`` is None when its replies were malformed twice. A missing
+        model or a server that is down raises (ProviderError)."""
+        system = prompts.DIFF_SUMMARY_SYSTEM.format(most=most)
+        room = (self.num_ctx - self.reserve) * CHARS_PER_TOKEN - len(system) - len(heading)
+        shown: list[str] = []
+        for line in changes:
+            room -= len(line) + 1
+            if room < 0 and shown:
+                break
+            shown.append(line)
+        notes = []
+        if len(shown) < len(changes):
+            notes.append(
+                f"the model saw the first {len(shown)} of {len(changes)} changes, to fit "
+                f"{self.chat_name}'s {self.num_ctx:,}-token window"
+            )
+        user = prompts.DIFF_SUMMARY_USER.format(heading=heading, changes="\n".join(shown))
+        said = StepResult(None, notes=notes)
+        try:
+            said.value = self._structured(
+                DiffSummary, [SystemMessage(system), HumanMessage(user)], said
+            )
+        except (MalformedOutput, ValidationError) as exc:
+            said.error = str(exc)
+        return said
 
     # -- critic -------------------------------------------------------------------------
     def _review(self, question: str, answer: str, evidence: list[Evidence]) -> StepResult:

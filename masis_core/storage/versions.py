@@ -204,8 +204,13 @@ class Versions:
 
     def see_file(self, ws_id: str, file: SyncedFile) -> None:
         """Record a file as the sync saw it (a duplicate path, a rename's new path)."""
+        self.see_files(ws_id, [file])
+
+    def see_files(self, ws_id: str, files: list[SyncedFile]) -> None:
+        """Record files as the sync saw them, in one transaction."""
         with self.db.connect() as conn:
-            _see(conn, ws_id, file)
+            for f in files:
+                _see(conn, ws_id, f)
 
     def forget_file(self, ws_id: str, folder: str, path: str) -> None:
         with self.db.connect() as conn:
