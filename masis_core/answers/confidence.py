@@ -62,7 +62,7 @@ def judge_version() -> str:
     reads, and whether the reader reads with them: loaded (0.2 s once per process), so a
     reader switched on (``MASIS_READER``) but refused for its weights counts as none. A
     workspace map is fitted on those scores and means nothing once they change
-    (``workspaces/calibration.table_of``)."""
+    (``workspaces/calibration.map_of``)."""
     digest = hashlib.sha256(PARAMS_PATH.read_bytes())
     digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
     for source in FEATURE_CODE:
