@@ -32,7 +32,8 @@ from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
 
 PARAMS_PATH = Path(__file__).with_name("confidence.json")
-MODES = ("answer", "abstain", "dispute")
+# What becomes of a judged draft; the retrieval modes are ``masis_core.modes.MODES``.
+DECISIONS = ("answer", "abstain", "dispute")
 # The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
 LOW_CONFIDENCE = POLICY.low_confidence
 
