@@ -42,7 +42,7 @@ from bench.manual_abstain import workspace as manual_workspace
 from evaluation.governance import classify, default_workers, governance_runs, load_cases
 from ingest.isolate import die_with_parent
 from masis_core.answers import confidence, judgement
-from masis_core.answers.confidence import LOW_CONFIDENCE, MODES
+from masis_core.answers.confidence import DECISIONS, LOW_CONFIDENCE
 from masis_core.answers.features import ANSWER_FEATURES, DISPUTE_FEATURES
 from masis_core.answers.features import features as draft_features
 from masis_core.answers.offline import extract_answer, render_answer
@@ -323,7 +323,7 @@ def scores(
     """Accuracy per mode and calibration of predictions (None: the run stopped early);
     ``params`` is one model for all rows or one per row (cross-validation)."""
     per_row = params if isinstance(params, list) else [params] * len(rows)
-    hits: dict[str, Counter] = {m: Counter() for m in MODES}
+    hits: dict[str, Counter] = {m: Counter() for m in DECISIONS}
     judged, answered, every_answer = [], [], []
     for r, p, prm in zip(rows, probs, per_row, strict=True):
         got = decide(r["features"], p, prm, r["stopped"])

@@ -21,13 +21,15 @@ import argparse
 import json
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 from bench.answer_quality import lead_of
 from ingest.chunking import flat
-from masis_core.answers import compose
+from masis_core.answers import compose, sections
 from masis_core.answers.confidence import LOW_CONFIDENCE
 from masis_core.config import Settings
 from masis_core.services.runs import RunService
@@ -45,10 +47,16 @@ def corpus_files(corpus: Path) -> list[Path]:
     return web + sorted((corpus / "csv").iterdir()) + sorted((corpus / "xlsx").iterdir())
 
 
-def without_rows() -> Any:
+@contextmanager
+def without_rows() -> Iterator[None]:
     """The composer as it was before table rows: no chunk is a table, so no row is a
-    candidate and a table's chunks are read as text."""
-    return patch.object(compose, "table_of", lambda ev: None)
+    candidate and a table's chunks are read as text. The drafts it composes are not left in
+    ``sections``' memory of recent drafts: keyed by the question and its evidence, they were
+    read back by the run with rows that follows on the same evidence, and "with rows" had
+    measured the composer without them (every set's two columns equal since 69d7b04)."""
+    with patch.object(compose, "table_of", lambda ev: None), patch.dict(sections._RECENT):
+        sections._RECENT.clear()
+        yield
 
 
 def holds(lead: str, answer: str) -> bool:

@@ -47,7 +47,7 @@ from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.services.runs import RunService
-from masis_core.workspaces.calibration import Table, reliability, table_of
+from masis_core.workspaces.calibration import CalibrationMap, map_of, reliability
 from masis_core.workspaces.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,9 +59,9 @@ DEFAULT_HELD_OUT = [
 
 
 def held_out(
-    bench: Workbench, ws_id: str, paths: list[Path], table: Table | None
+    bench: Workbench, ws_id: str, paths: list[Path], cmap: CalibrationMap | None
 ) -> list[dict[str, Any]]:
-    """Each question's judge score, mapped score (the fitted ``table``, whether or not the
+    """Each question's judge score, mapped score (the fitted ``cmap``, whether or not the
     critic applies it) and verdict (questions without a draft: no score, left out)."""
     graph, context = first_draft_graph(), RunContext(bench, OfflineEngine())
     ws = bench.registry.require_workspace(ws_id)
@@ -74,7 +74,7 @@ def held_out(
                 continue
             ok = right(q, state.get("answer") or "", state.get("citations") or [])
             judged = float(critique.get("judged_confidence", critique["confidence"]))
-            mapped = judged if table is None else table(judged)
+            mapped = judged if cmap is None else cmap(judged)
             rows.append({"set": path.stem, "judged": judged, "mapped": mapped, "right": bool(ok)})
     return rows
 
@@ -227,9 +227,9 @@ def main() -> None:
         started = time.perf_counter()
         report = calibrate_workspace(bench, ws_id)
         seconds = round(time.perf_counter() - started, 1)
-    table = table_of(report, "offline")
-    rows = held_out(bench, ws_id, args.held_out, table)
-    if table is None:
+    cmap = map_of(report, "offline")
+    rows = held_out(bench, ws_id, args.held_out, cmap)
+    if cmap is None:
         print(f"note: {report.get('message')}", file=sys.stderr)
     out = {
         "job_seconds": seconds,

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from ingest.isolate import die_with_parent
 from ingest.pipeline import Ingestor, Source
+from masis_core.answers.confidence import DECISIONS
 from masis_core.config import Settings
 from masis_core.errors import InputError
 from masis_core.services.runs import RunRecord, RunService
@@ -33,7 +34,6 @@ from masis_core.workspaces.workbench import Workbench
 
 log = logging.getLogger(__name__)
 
-MODES = ("answer", "abstain", "dispute")
 HEADLINE = (
     "every answered case; an answer where the right call was 'dispute' or 'abstain' counts as wrong"
 )
@@ -76,10 +76,10 @@ def _case(row: Any, path: Path, line: int) -> dict[str, Any]:
     """A case as ``run_governance`` needs it; a bad one names its line."""
     if not isinstance(row, dict) or not {"query", "contexts", "expected_mode"} <= set(row):
         raise InputError(f"{path}, line {line}: needs 'query', 'contexts' and 'expected_mode'")
-    if row["expected_mode"] not in MODES:
+    if row["expected_mode"] not in DECISIONS:
         raise InputError(
             f"{path}, line {line}: expected_mode {row['expected_mode']!r} is not one of "
-            + ", ".join(MODES)
+            + ", ".join(DECISIONS)
         )
     return row
 
@@ -148,7 +148,7 @@ def summarise(records: list[dict[str, Any]], engine: str) -> dict[str, Any]:
     confidence with whether answering was right over the answer and abstain cases (the
     question the answer model speaks to); the ``calibration_*`` blocks hold the reliability
     bins. Cases that stopped before the critic (no evidence) have no confidence."""
-    confusion: dict[str, Counter] = {m: Counter() for m in MODES}
+    confusion: dict[str, Counter] = {m: Counter() for m in DECISIONS}
     categories: dict[str, Counter] = {}
     for r in records:
         confusion.setdefault(r["expected"], Counter())[r["got"]] += 1
@@ -290,7 +290,7 @@ def _errors(report: dict[str, Any]) -> list[str]:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    cols = [*MODES, "error"]
+    cols = [*DECISIONS, "error"]
     lines = [
         f"{report['cases']} cases, engine {report['engine']}: "
         f"mode accuracy {report['accuracy']:.1%}",

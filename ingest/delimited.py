@@ -15,7 +15,7 @@ from itertools import pairwise
 from charset_normalizer import from_bytes
 
 from ingest.document import ParsedDocument
-from ingest.kinds import Blocks, add_table, cell_text, counted
+from ingest.kinds import Blocks, add_table, cell_text, extent_in_rows
 from masis_core.errors import DocumentError
 from masis_core.text.tables import numeric
 
@@ -129,5 +129,5 @@ def parse(data: bytes, title: str = "") -> ParsedDocument:
     blocks = Blocks()
     add_table(blocks, "", rows_of(decode(data)), above=title)
     parsed = blocks.document()
-    parsed.extent = counted(blocks.rows())
+    parsed.extent = extent_in_rows(blocks.rows())
     return parsed

@@ -223,8 +223,8 @@ def span(noun: str, first: int, last: int) -> str:
     return f"{noun} {first}" if first == last else f"{plural} {first}–{last}"
 
 
-def counted(rows: int) -> str:
-    """'1 row', '118 rows'."""
+def extent_in_rows(rows: int) -> str:
+    """'1 row', '1,118 rows': a sheet's or a CSV file's size, as its document's extent."""
     return f"{rows:,} row{'s' if rows != 1 else ''}"
 
 

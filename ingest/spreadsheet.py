@@ -12,7 +12,7 @@ import io
 import openpyxl
 
 from ingest.document import ParsedDocument
-from ingest.kinds import Blocks, add_table, cell_text, counted, open_zip
+from ingest.kinds import Blocks, add_table, cell_text, extent_in_rows, open_zip
 
 
 def parse(data: bytes, title: str = "") -> ParsedDocument:
@@ -35,7 +35,9 @@ def parse(data: bytes, title: str = "") -> ParsedDocument:
             add_table(blocks, sheet.title, rows, above=f"{title}: {sheet.title}" if title else "")
         parsed = blocks.document()
         sheets = len(workbook.worksheets)
-        parsed.extent = f"{sheets} sheet{'s' if sheets != 1 else ''}, {counted(blocks.rows())}"
+        parsed.extent = (
+            f"{sheets} sheet{'s' if sheets != 1 else ''}, {extent_in_rows(blocks.rows())}"
+        )
         return parsed
     finally:
         workbook.close()

@@ -255,7 +255,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise InputError("eval retrieval needs --dataset DIR (a BEIR layout)")
         report = evaluate.evaluate_retrieval(
             Path(args.dataset),
-            modes=[args.mode] if args.mode else evaluate.MODES,
+            modes=[args.mode] if args.mode else MODES,
             k=args.k or 10,
             use_variants=not args.no_variants,
             limit=args.limit,

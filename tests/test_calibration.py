@@ -37,11 +37,11 @@ from masis_core.workspaces.calibration import (
     Point,
     fit,
     isotonic,
+    map_of,
     platt,
-    platt_table,
+    platt_map,
     reliability,
     stale,
-    table_of,
 )
 from masis_core.workspaces.workbench import Workbench
 from tests.apptest import fresh_app
@@ -103,13 +103,13 @@ def test_an_under_confident_judge_is_mapped_up_and_the_error_falls() -> None:
     report = fit(under_confident())
     assert report["status"] == "fitted"
     assert report["points"] == {"outline": 60, "verdicts": 0, "right": 36, "wrong": 24}
-    table = table_of(report, "offline")
-    assert table is not None
-    assert table(0.4) > 0.75 and table(0.05) < 0.1  # 0.4 meant ~90% right here
-    assert list(table.probabilities) == sorted(table.probabilities)  # monotone
+    cmap = map_of(report, "offline")
+    assert cmap is not None
+    assert cmap(0.4) > 0.75 and cmap(0.05) < 0.1  # 0.4 meant ~90% right here
+    assert list(cmap.probabilities) == sorted(cmap.probabilities)  # monotone
     assert report["ece_after"] < report["ece_before"] / 3
     assert report["ece_after_held_out"] < report["ece_before"]
-    assert table_of(report, "ollama") is None  # fitted on the offline engine's scores only
+    assert map_of(report, "ollama") is None  # fitted on the offline engine's scores only
 
 
 def platt_points(n: int, seed: int) -> list[Point]:
@@ -138,7 +138,7 @@ def test_an_edited_feature_makes_the_workspace_calibration_stale(
     confidence.judge_version.cache_clear()
     try:
         report = fit(under_confident())
-        assert not stale(report) and table_of(report, "offline") is not None
+        assert not stale(report) and map_of(report, "offline") is not None
         features = tmp_path / "features.py"
         code = features.read_text()
         edited = code.replace("min(3, ", "min(2, ")  # a cap: reporting sources count to 2
@@ -146,7 +146,7 @@ def test_an_edited_feature_makes_the_workspace_calibration_stale(
         features.write_text(edited)
         confidence.judge_version.cache_clear()
         assert stale(report)
-        assert table_of(report, "offline") is None
+        assert map_of(report, "offline") is None
     finally:
         confidence.judge_version.cache_clear()
 
@@ -167,9 +167,9 @@ def test_platt_recovers_the_curve_and_stays_monotone() -> None:
     mostly = [
         Point(float(s), i % 4 != 0, "outline") for i, s in enumerate(np.linspace(0.4, 0.8, 40))
     ]
-    table = platt_table(mostly)
-    assert (table.scores[0], table.scores[-1]) == (0.4, 0.8)
-    assert table(0.02) == 0.02 and table(0.6) > 0.65
+    cmap = platt_map(mostly)
+    assert (cmap.scores[0], cmap.scores[-1]) == (0.4, 0.8)
+    assert cmap(0.02) == 0.02 and cmap(0.6) > 0.65
 
 
 def test_platt_is_kept_unless_isotonic_predicts_held_out_points_clearly_better() -> None:
@@ -202,7 +202,7 @@ def test_platt_is_kept_unless_isotonic_predicts_held_out_points_clearly_better()
         assert report["ece_after_held_out"] == report["held_out"][report["method"]]["ece"]
         knots = [k["calibrated"] for k in report["table"]]
         assert knots == sorted(knots)  # either way, monotone
-    mapped = table_of(plateau, "offline")
+    mapped = map_of(plateau, "offline")
     assert mapped is not None and 0.8 < mapped(0.8) < 0.95 and mapped(0.1) < 0.15
     text = format_report({**smooth, "workspace": "w"})
     assert "map: platt (held-out Brier score platt" in text
@@ -214,7 +214,7 @@ def test_too_few_or_one_sided_points_keep_the_global_model() -> None:
     assert f"{MIN_POINTS - 1} labelled answers" in few["message"]
     assert "keeps the global confidence model" in few["message"]
     wrong = fit([Point(s, False, "outline") for s in np.linspace(0.1, 0.9, 30)])
-    assert wrong["status"] == "one_sided" and table_of(wrong, "offline") is None
+    assert wrong["status"] == "one_sided" and map_of(wrong, "offline") is None
     assert "0 of 30 answers were right" in wrong["message"]
     # Just enough wrong answers, all in one held-out fold: that fold's maps are fitted on
     # right answers only, and the figures are still numbers.
@@ -242,7 +242,7 @@ def test_too_few_new_points_leave_an_earlier_fit_in_place(bench: Workbench) -> N
     assert "keeps its earlier fit (60 answers, " in again["message"]
     assert again["kept_earlier_fit"] == fitted["updated_at"]
     assert store.get(ws.id) == fitted and len(store.outline_points(ws.id)) == 60
-    assert store.table(ws.id, "offline") is not None
+    assert store.map_for(ws.id, "offline") is not None
     # A stale fit (another judge's scores) is no fit to keep: the new report replaces it.
     stale_report = {**fitted, "judge": "an earlier judge"}
     with bench.db.connect() as conn:
@@ -267,7 +267,7 @@ def test_the_fit_is_stored_per_workspace_and_goes_with_it(bench: Workbench) -> N
     bench.create_workspace("b", "wordllama")
     assert store.save(a.id, under_confident(), []) is not None
     assert store.get(a.id)["status"] == "fitted" and store.get("b") is None
-    assert store.table("b", "offline") is None and store.table(a.id, "offline") is not None
+    assert store.map_for("b", "offline") is None and store.map_for(a.id, "offline") is not None
     assert len(store.outline_points(a.id)) == 60
     assert store.save("gone", under_confident(), []) is None  # no workspace, nothing stored
     assert store.get("gone") is None
@@ -410,7 +410,7 @@ def test_a_workspace_of_one_short_note_says_so_and_keeps_the_global_model(
     assert "0 outline questions (none asked again with its section withheld; 0 drafts" in (
         format_report(report)
     )
-    assert CalibrationStore(bench.db).table(ws.id, "offline") is None
+    assert CalibrationStore(bench.db).map_for(ws.id, "offline") is None
 
 
 def test_outline_questions_in_another_language_are_asked_and_scored(bench: Workbench) -> None:
@@ -470,7 +470,7 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
     outline += [Point(0.01, False, "outline") for _ in range(10)]
     store = CalibrationStore(bench.db)
     fitted = store.save(plant.id, outline, [], elsewhere=2)
-    high = store.table(plant.id, "offline")(judged)
+    high = store.map_for(plant.id, "offline")(judged)
     assert high > 0.8
     # The analyst marks eight answers at that score wrong.
     for _ in range(8):
@@ -479,7 +479,7 @@ def test_verdicts_that_contradict_the_fit_pull_it_their_way(
     refit = store.get(plant.id)
     assert refit["points"]["verdicts"] == 8 and refit["points"]["outline"] == 30
     assert refit["elsewhere"] == 2  # the job's counts outlive a refit
-    lowered = store.table(plant.id, "offline")(judged)
+    lowered = store.map_for(plant.id, "offline")(judged)
     assert lowered < high - 0.2  # 20 of 44 at this score right now (a verdict counts 3 times)
     assert refit["ece_before"] != fitted["ece_before"]
     knots = [k["calibrated"] for k in refit["table"]]
@@ -617,14 +617,14 @@ def test_a_map_fitted_on_an_earlier_judges_scores_is_not_applied_until_refitted(
     points = [Point(judged, i % 5 == 0, "outline") for i in range(25)]
     points += [Point(0.01, False, "outline") for _ in range(5)]
     assert store.save(plant.id, points, []) is not None
-    assert store.table(plant.id, "offline") is not None
+    assert store.map_for(plant.id, "offline") is not None
     with bench.db.connect() as conn:  # as a fit stored before the judge was refitted
         report = {**store.get(plant.id), "judge": "an-old-judge"}
         conn.execute(
             "UPDATE calibrations SET report = ? WHERE workspace_id = ?",
             (json.dumps(report), plant.id),
         )
-    assert store.table(plant.id, "offline") is None
+    assert store.map_for(plant.id, "offline") is None
     run = research.ask(plant.id, PUMP_QUESTION, max_retries=0)
     critic = [e for e in run.trace if e["node"] == "critic"][-1]
     assert critic["calibration"] == "global" and run.confidence == pytest.approx(judged)
@@ -680,10 +680,10 @@ def test_an_analysts_verdict_counts_three_times() -> None:
     outline = [Point(0.5, i % 2 == 0, "outline") for i in range(20)]
     outline += [Point(0.1, False, "outline") for _ in range(5)]
     verdicts = [Point(0.5, True, "verdict") for _ in range(5)]
-    table = table_of(fit([*outline, *verdicts]), "offline")
-    assert table is not None
+    cmap = map_of(fit([*outline, *verdicts]), "offline")
+    assert cmap is not None
     # 10 + 15 right of 35 at 0.5: the map rises towards 0.71, not towards 0.6 (15 of 25).
-    assert table(0.5) > 0.62
+    assert cmap(0.5) > 0.62
 
 
 def test_the_job_asks_each_heading_reworded_not_word_for_word() -> None:

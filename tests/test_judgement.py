@@ -361,7 +361,7 @@ def test_opposite_verdicts_and_dates_are_points_of_opposition() -> None:
 def test_how_many_is_answered_by_a_count_of_the_thing_asked() -> None:
     """ "How many datasets" is answered by "Around 100 datasets", not by a version number
     or a page number elsewhere in a sentence that names the thing."""
-    assert question.counted("How many datasets are supplied with R?") == "dataset"
+    assert question.how_many_of("How many datasets are supplied with R?") == "dataset"
     assert question.asked_in(
         "quantity",
         "How many datasets are supplied with R?",

@@ -173,7 +173,7 @@ def test_a_workspace_map_fitted_with_the_reader_is_not_applied_without_it(
     fresh_reader: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The judge's scores change with the reader: so does the fingerprint a map is stored
-    with (``calibration.table_of`` applies a map only to the judge it was fitted on)."""
+    with (``calibration.map_of`` applies a map only to the judge it was fitted on)."""
     confidence.judge_version.cache_clear()
     with_reader = confidence.judge_version()
     monkeypatch.setenv("MASIS_READER", "false")

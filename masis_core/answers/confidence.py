@@ -32,7 +32,8 @@ from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
 
 PARAMS_PATH = Path(__file__).with_name("confidence.json")
-MODES = ("answer", "abstain", "dispute")
+# What becomes of a judged draft; the retrieval modes are ``masis_core.modes.MODES``.
+DECISIONS = ("answer", "abstain", "dispute")
 # The supervisor's bar (nodes/supervisor.py): below it a draft is retried, then reviewed.
 LOW_CONFIDENCE = POLICY.low_confidence
 
@@ -62,7 +63,7 @@ def judge_version() -> str:
     reads, and whether the reader reads with them: loaded (0.2 s once per process), so a
     reader switched on (``MASIS_READER``) but refused for its weights counts as none. A
     workspace map is fitted on those scores and means nothing once they change
-    (``workspaces/calibration.table_of``)."""
+    (``workspaces/calibration.map_of``)."""
     digest = hashlib.sha256(PARAMS_PATH.read_bytes())
     digest.update(PARAMS_PATH.with_name("passage_weights.json").read_bytes())
     for source in FEATURE_CODE:

@@ -224,7 +224,7 @@ def measured(families: tuple[str, ...], sentence: str) -> bool:
     return False
 
 
-def counted(question: str) -> str | None:
+def how_many_of(question: str) -> str | None:
     """The stem of what a "how many …" question counts ("How many *companies* use …")."""
     m = _HOW_MANY.search(question)
     return stem(m.group(1).lower()) if m else None
@@ -256,7 +256,7 @@ def asked_in(kind: str, question: str, text: str) -> bool:
     fitzgov-dev the rule is neutral (accuracy 0.612 against 0.613, five folds)."""
     anchor = head_stems(question) or content_stems(question)
     subject = head_stems(question, subject=True)
-    thing = counted(question) if kind == "quantity" else None
+    thing = how_many_of(question) if kind == "quantity" else None
     units = dimensions(question) if kind == "quantity" else ()
     return any(
         anchor & (words := content_stems(s))

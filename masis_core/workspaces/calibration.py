@@ -100,7 +100,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Table:
+class CalibrationMap:
     """The fitted map: knots (judge score, calibrated probability), non-decreasing. Between
     the knots it interpolates; outside them it has seen no answer, so the judge's score
     stands, held on the map's side of the nearest knot (the whole stays monotone): the
@@ -140,21 +140,23 @@ def isotonic(
     return b[:, 0] / b[:, 2], b[:, 1] / b[:, 2], b[:, 2]
 
 
-def fit_table(points: Sequence[Point]) -> Table:
-    """The isotonic table of the points, each block shrunk towards its mean judge score."""
+def isotonic_map(points: Sequence[Point]) -> CalibrationMap:
+    """The isotonic map of the points, each block shrunk towards its mean judge score."""
     scores = [p.score for p in points]
     xs, ys, ws = isotonic(scores, [float(p.right) for p in points])
     shrunk = (ys * ws + PRIOR_WEIGHT * xs) / (ws + PRIOR_WEIGHT)
     probs = np.clip(np.maximum.accumulate(shrunk), 0.0, 1.0)
     # The end blocks hold from the lowest to the highest score fitted, not only to their means.
-    return _table([(min(scores), probs[0]), *zip(xs, probs, strict=True), (max(scores), probs[-1])])
+    return _knotted(
+        [(min(scores), probs[0]), *zip(xs, probs, strict=True), (max(scores), probs[-1])]
+    )
 
 
-def _table(knots: Sequence[tuple[float, float]]) -> Table:
+def _knotted(knots: Sequence[tuple[float, float]]) -> CalibrationMap:
     """Knots rounded as stored (four places), one per score: the last of those that round
     alike, the highest, as the probabilities never fall."""
     unique = dict((round(float(x), 4), round(float(y), 4)) for x, y in knots)
-    return Table(tuple(unique), tuple(unique.values()))
+    return CalibrationMap(tuple(unique), tuple(unique.values()))
 
 
 KEEPS_GLOBAL = "this workspace keeps the global confidence model"
@@ -231,20 +233,20 @@ def platt(points: Sequence[Point]) -> tuple[float, float]:
     return 0.0, float(flat)
 
 
-def platt_table(points: Sequence[Point]) -> Table:
+def platt_map(points: Sequence[Point]) -> CalibrationMap:
     """The Platt curve of the points, tabulated on ``PLATT_GRID`` from the lowest score fitted
-    to the highest. Beyond them the judge's score stands (``Table``), as for the isotonic map:
-    the curve over all of 0-1 raised the held-out drafts the judge scored 0.01-0.05 to
-    0.22-0.33 on the unseen PDFs and the manuals, below any point fitted."""
+    to the highest. Beyond them the judge's score stands (``CalibrationMap``), as for the
+    isotonic map: the curve over all of 0-1 raised the held-out drafts the judge scored
+    0.01-0.05 to 0.22-0.33 on the unseen PDFs and the manuals, below any point fitted."""
     a, b = platt(points)
     lo, hi = min(p.score for p in points), max(p.score for p in points)
     grid = np.array([lo, *(g for g in PLATT_GRID if lo < g < hi), hi])
-    return _table(list(zip(grid, _sigmoid(a * _logit(grid) + b), strict=True)))
+    return _knotted(list(zip(grid, _sigmoid(a * _logit(grid) + b), strict=True)))
 
 
-FITTERS: dict[Method, Callable[[Sequence[Point]], Table]] = {
-    "isotonic": fit_table,
-    "platt": platt_table,
+FITTERS: dict[Method, Callable[[Sequence[Point]], CalibrationMap]] = {
+    "isotonic": isotonic_map,
+    "platt": platt_map,
 }
 
 
@@ -254,8 +256,8 @@ def _held_out_pairs(points: Sequence[Point], method: Method) -> list[tuple[float
     ordered = sorted(points, key=lambda p: p.score)
     pairs: list[tuple[float, bool]] = []
     for k in range(FOLDS):
-        table = FITTERS[method]([p for i, p in enumerate(ordered) if i % FOLDS != k])
-        pairs += [(table(p.score), p.right) for i, p in enumerate(ordered) if i % FOLDS == k]
+        fitted = FITTERS[method]([p for i, p in enumerate(ordered) if i % FOLDS != k])
+        pairs += [(fitted(p.score), p.right) for i, p in enumerate(ordered) if i % FOLDS == k]
     return pairs
 
 
@@ -337,14 +339,14 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
             method=method,
         )
         return report
-    table = FITTERS[method](weighted)
-    after = reliability([(table(p.score), p.right) for p in points])
+    fitted = FITTERS[method](weighted)
+    after = reliability([(fitted(p.score), p.right) for p in points])
     report.update(
         method=method,
         held_out=scores,
         table=[
             {"score": s, "calibrated": c}
-            for s, c in zip(table.scores, table.probabilities, strict=True)
+            for s, c in zip(fitted.scores, fitted.probabilities, strict=True)
         ],
         ece_after=after["ece"],
         ece_after_held_out=scores[method]["ece"],
@@ -370,28 +372,30 @@ def usable_fit(report: dict[str, Any] | None) -> bool:
     return report is not None and report.get("status") == "fitted" and not stale(report)
 
 
-def table_of(report: dict[str, Any] | None, engine: str) -> Table | None:
+def map_of(report: dict[str, Any] | None, engine: str) -> CalibrationMap | None:
     """The stored map for runs of ``engine``, or None (global model; also for a stale fit)."""
     if report is None or not usable_fit(report) or report.get("engine") != engine:
         return None  # (a stale fit holds scores of another judge)
     knots = report.get("table") or []
     if not knots:
         return None
-    return Table(
+    return CalibrationMap(
         tuple(float(k["score"]) for k in knots), tuple(float(k["calibrated"]) for k in knots)
     )
 
 
-def recalibrate(critique: dict[str, Any], table: Table | None, bar: float) -> dict[str, Any]:
+def recalibrate(
+    critique: dict[str, Any], cmap: CalibrationMap | None, bar: float
+) -> dict[str, Any]:
     """The critic's critique with the workspace's map applied: ``confidence`` is the
     calibrated probability, ``judged_confidence`` the judge's own score, and the retry advice
     (which both engines take from the bar) is the bar's verdict on the calibrated value."""
     raw = critique.get("confidence")
     if critique.get("confidence_model") == "computed":
         return {**critique, "calibration": "computed"}  # a computation, not a judged passage
-    if table is None or raw is None:
+    if cmap is None or raw is None:
         return {**critique, "calibration": "global"}
-    calibrated = round(table(float(raw)), 3)
+    calibrated = round(cmap(float(raw)), 3)
     return {
         **critique,
         "confidence": calibrated,
@@ -473,9 +477,9 @@ class CalibrationStore:
         report: dict[str, Any] | None = self._read("report", ws_id)
         return report
 
-    def table(self, ws_id: str | None, engine: str) -> Table | None:
+    def map_for(self, ws_id: str | None, engine: str) -> CalibrationMap | None:
         """What the critic applies to a run of ``engine`` in the workspace."""
-        return table_of(self.get(ws_id), engine) if ws_id else None
+        return map_of(self.get(ws_id), engine) if ws_id else None
 
     def refit(self, ws_id: str, verdicts: Sequence[Point]) -> dict[str, Any] | None:
         """The analyst's verdicts changed: fit again with the stored outline points."""

@@ -29,12 +29,12 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         )
     critique = dict(result.value)
     if state.get("draft_answer"):
-        table = (
-            CalibrationStore(ctx.bench.db).table(state.get("workspace_id"), ctx.engine.name)
+        cmap = (
+            CalibrationStore(ctx.bench.db).map_for(state.get("workspace_id"), ctx.engine.name)
             if ctx.bench.settings.calibrate_workspaces
             else None
         )
-        critique = recalibrate(critique, table, LOW_CONFIDENCE)
+        critique = recalibrate(critique, cmap, LOW_CONFIDENCE)
     if state.get("conflict_resolved"):
         critique["conflicts"] = []  # the analyst already chose a source
     entry = {
