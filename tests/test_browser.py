@@ -130,6 +130,8 @@ def ingest_files(page: Page, files: list) -> None:
     the server: a click while the 20-file batch was still being sent found the form empty
     ("Choose one or more files first", a red CI run, 2026-11-29). Streamlit shows a file's
     remove button once its upload has started and keeps Ingest disabled until all are done."""
+    # Just after a page change the page before may still be fading out with its own uploader.
+    expect(page.locator("input[type=file]")).to_have_count(1)
     page.locator("input[type=file]").set_input_files(files)
     for file in files:
         name = file["name"] if isinstance(file, dict) else Path(file).name

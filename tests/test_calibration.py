@@ -35,6 +35,7 @@ from masis_core.workspaces.calibration import (
     MIN_POINTS,
     CalibrationStore,
     Point,
+    auc,
     fit,
     isotonic,
     map_of,
@@ -690,3 +691,26 @@ def test_the_job_asks_each_heading_reworded_not_word_for_word() -> None:
     assert reworded("Installing R under Windows") == "Windows Installing"
     assert reworded("How do I remove a package?") == "package remove"
     assert reworded("Debugging") == "Debugging"  # one word: nothing to reorder
+
+
+def test_a_map_of_a_judge_that_cannot_rank_is_not_kept_when_it_would_lift_answers() -> None:
+    """The workspace's own questions are mostly answered right, and the judge's score tells
+    the right from the wrong ones no better than chance: a map would only lift every answer,
+    an unanswerable question's too, to their share right, over the review bar. Measured on
+    the second held-out set (2026-11-29): AUC 0.57 on its points; with the map 0.93 of real
+    questions answered, 0.67 right, 0.22 of unanswerable ones abstained (1.00 without)."""
+    rng = np.random.default_rng(3)
+    points = [
+        Point(float(s), bool(rng.random() < 0.8), "outline") for s in rng.uniform(0.3, 0.8, 60)
+    ]
+    assert auc(points) < 0.65
+    report = fit(points)
+    assert report["status"] == "not_ranking" and report["table"] is None
+    assert "little better than chance" in report["message"]
+    assert "keeps the global confidence model" in report["message"]
+    # The same share right, with a score that ranks: the map is fitted.
+    ranked = [
+        Point(0.3 + 0.5 * p.right + 0.01 * n % 0.1, p.right, "outline")
+        for n, p in enumerate(points)
+    ]
+    assert auc(ranked) > 0.9 and fit(ranked)["status"] == "fitted"

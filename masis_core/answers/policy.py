@@ -82,6 +82,16 @@ class AnswerPolicy:
         "hand",
         "a heading's title is at most this long (as the segmenter's); longer is a sentence",
     )
+    # -- the workspace's confidence map (workspaces/calibration.py) ----------------------------
+    min_map_auc: float = setting(
+        0.65,
+        "measured",
+        "a map that would lift answers over the review bar is kept only when the judge ranks "
+        "the workspace's own points at least this well (AUC): a monotone map of a score that "
+        "cannot tell right from wrong moves every answer to the points' share right. "
+        "Second held-out set of 2026-11-29: AUC 0.57 on its points; with the map 0.93 of "
+        "real questions answered, 0.67 right, 0.22 of the unanswerable abstained (1.00 without)",
+    )
     # -- the workspace's passage scorer (workspaces/picks.py) ----------------------------------
     min_picks: int = setting(
         5,

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.answers.confidence import judge_version
+from masis_core.answers.policy import POLICY
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 
@@ -54,7 +55,7 @@ PLATT_GRID = (0.0, 0.001, 0.005, 0.01, 0.02, 0.03, *(k / 40 for k in range(2, 39
 ENGINE = "offline"
 
 PointSource = Literal["outline", "verdict"]
-Status = Literal["fitted", "too_few", "one_sided", "not_better"]
+Status = Literal["fitted", "too_few", "one_sided", "not_ranking", "not_better"]
 VERDICT_WEIGHT = 3  # an analyst's verdict counts as this many outline points
 Method = Literal["isotonic", "platt"]
 
@@ -295,6 +296,16 @@ def with_verdicts_weighted(points: Sequence[Point]) -> list[Point]:
     return [q for p in points for q in [p] * (VERDICT_WEIGHT if p.source == "verdict" else 1)]
 
 
+def auc(points: Sequence[Point]) -> float:
+    """How often a right answer's score is above a wrong one's (ties count half)."""
+    right = [p.score for p in points if p.right]
+    wrong = [p.score for p in points if not p.right]
+    if not right or not wrong:
+        return 0.5
+    wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
+    return wins / (len(right) * len(wrong))
+
+
 def fit(points: Sequence[Point]) -> dict[str, Any]:
     """The workspace's calibration report: status and message, counts per source, the table
     (``None`` when the global model is kept), and the reliability before and after."""
@@ -323,6 +334,20 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
     if status != "fitted":
         return report
     weighted = with_verdicts_weighted(points)
+    ranks, right = auc(weighted), sum(p.right for p in weighted) / len(weighted)
+    if ranks < POLICY.min_map_auc and right >= POLICY.low_confidence:
+        # A map that would send the workspace's answers to review is kept: that is safe.
+        report.update(
+            status="not_ranking",
+            message=(
+                f"not kept: on this workspace's {len(points)} answers the judge's score tells "
+                f"right from wrong little better than chance (AUC {ranks:.2f}), so a map "
+                f"would only lift every answer to their share right ({right:.0%}), over the "
+                f"review bar, unanswerable questions included: {KEEPS_GLOBAL}"
+            ),
+            auc=round(ranks, 3),
+        )
+        return report
     method, scores = choose(weighted)
     held_before = reliability([(p.score, p.right) for p in weighted])["ece"]
     if scores[method]["ece"] > held_before:
