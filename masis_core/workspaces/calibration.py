@@ -306,6 +306,25 @@ def auc(points: Sequence[Point]) -> float:
     return wins / (len(right) * len(wrong))
 
 
+def not_ranking(points: Sequence[Point]) -> dict[str, Any] | None:
+    """The report's verdict when the judge's score does not rank the workspace's points and
+    a map would lift them over the review bar (``AnswerPolicy.min_map_auc``); None when a map
+    may be fitted. A map that would send the answers to review is kept: that is safe."""
+    ranks, right = auc(points), sum(p.right for p in points) / len(points)
+    if ranks >= POLICY.min_map_auc or right < POLICY.low_confidence:
+        return None
+    return {
+        "status": "not_ranking",
+        "message": (
+            f"not kept: on this workspace's {len(points)} answers the judge's score tells "
+            f"right from wrong little better than chance (AUC {ranks:.2f}), so a map would "
+            f"only lift every answer to their share right ({right:.0%}), over the review "
+            f"bar, unanswerable questions included: {KEEPS_GLOBAL}"
+        ),
+        "auc": round(ranks, 3),
+    }
+
+
 def fit(points: Sequence[Point]) -> dict[str, Any]:
     """The workspace's calibration report: status and message, counts per source, the table
     (``None`` when the global model is kept), and the reliability before and after."""
@@ -334,20 +353,8 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
     if status != "fitted":
         return report
     weighted = with_verdicts_weighted(points)
-    ranks, right = auc(weighted), sum(p.right for p in weighted) / len(weighted)
-    if ranks < POLICY.min_map_auc and right >= POLICY.low_confidence:
-        # A map that would send the workspace's answers to review is kept: that is safe.
-        report.update(
-            status="not_ranking",
-            message=(
-                f"not kept: on this workspace's {len(points)} answers the judge's score tells "
-                f"right from wrong little better than chance (AUC {ranks:.2f}), so a map "
-                f"would only lift every answer to their share right ({right:.0%}), over the "
-                f"review bar, unanswerable questions included: {KEEPS_GLOBAL}"
-            ),
-            auc=round(ranks, 3),
-        )
-        return report
+    if unranked := not_ranking(weighted):
+        return report | unranked
     method, scores = choose(weighted)
     held_before = reliability([(p.score, p.right) for p in weighted])["ece"]
     if scores[method]["ece"] > held_before:
