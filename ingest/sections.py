@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import deque
 from dataclasses import replace
 
@@ -25,7 +26,9 @@ TITLE_WORDS = 8  # a title is found by its first words: long ones wrap and hyphe
 
 
 def _norm(word: str) -> str:
-    return _NOT_WORD.sub("", word).lower()
+    """A word as compared: NFKC like the page text (``ingest.document.clean_text``), since an
+    outline's title may be decomposed ("Re\u0301sume\u0301") or carry ligatures ("ﬁlters")."""
+    return _NOT_WORD.sub("", unicodedata.normalize("NFKC", word)).lower()
 
 
 def _title_words(title: str) -> list[str]:

@@ -5,6 +5,7 @@ its chunks were retrieved apart (issue 51, point 1)."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 from ingest.chunking import chunk_pages
 from ingest.document import Page
@@ -124,3 +125,14 @@ def test_stored_sections_reach_the_composer_and_join_chunks_retrieved_apart(
     assert {w.passage for w in stored[0].windows} == {0, 1}
     bare = [Evidence(**{k: v for k, v in ev.items() if k != "sections"}) for ev in picked]
     assert len(pump_sections(bare)) == 2
+
+
+def test_an_outline_title_written_decomposed_or_with_ligatures_is_found_in_the_text() -> None:
+    """Page text is NFKC (``clean_text``); an outline's own title may not be."""
+    pages = [Page(1, f"{filler('valve', 120)} 2 Résumé of ﬁlter care {filler('filter', 150)}")]
+    pages = [Page(1, unicodedata.normalize("NFKC", pages[0].text))]
+    chunks = chunk_pages(pages, 200, 40)
+    title = unicodedata.normalize("NFD", "Résumé of \ufb01lter care")
+    made = assign_sections(chunks, [Heading("Valve care", 1, 0), Heading(title, 1, 0)], 40)
+    starts = [(w, n) for w, n, _ in made[0].sections]
+    assert starts[0] == (0, 0) and starts[1][1] == 1 and starts[1][0] > 100
