@@ -43,7 +43,7 @@ from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.state import Evidence
-from masis_core.workspaces.calibration import reliability
+from masis_core.workspaces.calibration import rank_auc, reliability
 from masis_core.workspaces.workbench import Workbench
 
 
@@ -158,10 +158,8 @@ def measure(
 
 
 def _auc(pos: list[float], neg: list[float]) -> float:
-    if not pos or not neg:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+    found = rank_auc(pos, neg)
+    return float("nan") if found is None else found
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from masis_core.config import Settings
 from masis_core.graph.build import first_draft_graph
 from masis_core.graph.context import RunContext
 from masis_core.services.runs import RunService
-from masis_core.workspaces.calibration import CalibrationMap, map_of, reliability
+from masis_core.workspaces.calibration import CalibrationMap, map_of, rank_auc, reliability
 from masis_core.workspaces.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,12 +83,8 @@ def auc(rows: list[dict[str, Any]], key: str) -> float | None:
     """How well the score ranks right drafts above wrong ones: the chance that a right draft
     scores higher than a wrong one (ties count half). No map, being monotone, changes it much:
     it is the judge's own ceiling."""
-    right = [r[key] for r in rows if r["right"]]
-    wrong = [r[key] for r in rows if not r["right"]]
-    if not right or not wrong:
-        return None
-    wins = sum((a > b) + 0.5 * (a == b) for a in right for b in wrong)
-    return round(wins / (len(right) * len(wrong)), 3)
+    found = rank_auc([r[key] for r in rows if r["right"]], [r[key] for r in rows if not r["right"]])
+    return None if found is None else round(found, 3)
 
 
 def summary(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ingest.document import Page, ParsedDocument, clean_text
 from masis_core.errors import DocumentError
+from masis_core.text.places import PATH_SEPARATOR  # "3 Methods › 3.2 Sampling, paragraphs 1–2"
 from masis_core.text.tables import CELL, looks_like_header
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,6 @@ _XML_PARTS = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")
 # A block is one chunk: under the default 200-word chunk, so chunking seldom cuts it, and big
 # enough to hold a paragraph or a dozen table rows with their header.
 BLOCK_WORDS = 150
-# Between the headings of a place: "3 Methods › 3.2 Sampling, paragraphs 1–2".
-PATH_SEPARATOR = " › "
 
 
 def suffix_kind(filename: str) -> Kind | None:

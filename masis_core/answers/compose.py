@@ -33,6 +33,7 @@ from masis_core.answers.question import asked_in, asked_kind, how_to, new_code, 
 from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_of
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
+from masis_core.text.places import PATH_SEPARATOR, heading_path
 from masis_core.text.sentences import Segment, content_stems, defang, segment
 from masis_core.text.words import STOP_WORDS
 
@@ -198,11 +199,6 @@ def passages(evidence: list[Evidence], tables: list[Table | None] | None = None)
     return out
 
 
-# A placed chunk's heading path: "Pumps › Maintenance, paragraphs 1–2" (``ingest.kinds``).
-_PARAGRAPHS = re.compile(r"^(.+?), paragraphs? \d")
-PATH_SEPARATOR = " › "
-
-
 def _stored(ev: Evidence, n: int) -> list[tuple[str, int, str] | None]:
     """Each of the chunk's ``n`` words' stored section (``Passage.stored``)."""
     try:
@@ -211,9 +207,8 @@ def _stored(ev: Evidence, n: int) -> list[tuple[str, int, str] | None]:
         starts = []
     out: list[tuple[str, int, str] | None] = [None] * n
     doc = str(ev.get("doc_id") or "")
-    if not starts and (m := _PARAGRAPHS.match(str(ev.get("place") or ""))):
+    if not starts and (path := heading_path(str(ev.get("place") or ""))):
         # A Word, Markdown or web page's chunk lies in one section: its heading path.
-        path = m.group(1)
         return [(doc, zlib.crc32(path.encode()), path.rsplit(PATH_SEPARATOR, 1)[-1])] * n
     if not starts:
         return out

@@ -296,14 +296,19 @@ def with_verdicts_weighted(points: Sequence[Point]) -> list[Point]:
     return [q for p in points for q in [p] * (VERDICT_WEIGHT if p.source == "verdict" else 1)]
 
 
-def auc(points: Sequence[Point]) -> float:
-    """How often a right answer's score is above a wrong one's (ties count half)."""
-    right = [p.score for p in points if p.right]
-    wrong = [p.score for p in points if not p.right]
+def rank_auc(right: Sequence[float], wrong: Sequence[float]) -> float | None:
+    """AUC: how often a right answer's score is above a wrong one's (ties count half); None
+    without both. No map, being monotone, changes it: it is the judge's own ceiling."""
     if not right or not wrong:
-        return 0.5
+        return None
     wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
     return wins / (len(right) * len(wrong))
+
+
+def auc(points: Sequence[Point]) -> float:
+    """``rank_auc`` of the points' scores (0.5, no better than chance, when one side is empty)."""
+    found = rank_auc([p.score for p in points if p.right], [p.score for p in points if not p.right])
+    return 0.5 if found is None else found
 
 
 def not_ranking(points: Sequence[Point]) -> dict[str, Any] | None:
