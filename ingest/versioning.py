@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from ingest.chunking import Chunk, chunk_pages, flat
+from ingest.isolate import PendingParse
 from ingest.ocr import OcrOptions
-from ingest.parsing import ParsedDocument, parse_bytes
+from ingest.parsing import ParsedDocument
 from ingest.pipeline import (
     EMBED_BATCH,
     OWNER,
@@ -380,7 +381,10 @@ def version_pages(bench: Workbench, doc_id: str, filename: str) -> list[PageText
     """A version's pages read again from its stored file (no OCR: a page that needed it
     compares as empty in both versions)."""
     data = bench.file_path(doc_id).read_bytes()
-    parsed = parse_bytes(data, filename, OcrOptions("off", 1.0, 0))
+    # A stored original is still untrusted: read in a child with the parse's time limit, as
+    # at ingest, so a hostile file can neither hang nor crash the server that shows it.
+    off = OcrOptions("off", 1.0, 0)
+    parsed = PendingParse(data, filename, bench.settings.parse_timeout_s, off).result()
     return [(p.number, p.place, p.text) for p in parsed.pages]
 
 
