@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,8 +71,10 @@ def judge_version() -> str:
     return digest.hexdigest()[:12]
 
 
-def _sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z))
+def sigmoid(z: Any) -> Any:
+    """The logistic function, for one score or an array of them (the one copy: the judge and
+    the workspace maps both map through it)."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float)))
 
 
 def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
@@ -83,7 +84,7 @@ def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
     mean = np.array(model["mean"])
     x = np.array([float(feats.get(n, m)) for n, m in zip(model["features"], mean, strict=True)])
     z = (x - mean) / np.array(model["scale"])
-    return _sigmoid(float(np.dot(model["coef"], z) + model["intercept"]))
+    return float(sigmoid(float(np.dot(model["coef"], z) + model["intercept"])))
 
 
 def answered_probability(p_answer: float, params: dict[str, Any]) -> float:
@@ -98,7 +99,7 @@ def answered_probability(p_answer: float, params: dict[str, Any]) -> float:
     fitted = params.get("answered")
     if fitted is None or p_answer < LOW_CONFIDENCE:
         return p_answer
-    return max(LOW_CONFIDENCE, _sigmoid(fitted["a"] * logit(p_answer) + fitted["b"]))
+    return max(LOW_CONFIDENCE, float(sigmoid(fitted["a"] * logit(p_answer) + fitted["b"])))
 
 
 def confidence_model(feats: dict[str, float], params: dict[str, Any]) -> str:
@@ -207,9 +208,10 @@ def with_opinion(
     prior in the parameter file (the LLM's opinion counts half as much as the features)."""
     llm = (params or load_params()).get("llm", {"a": 1.0, "b": 0.5, "c": 0.0})
     z = llm["a"] * logit(p_answer) + llm["b"] * logit(llm_confidence) + llm["c"]
-    return 1.0 / (1.0 + math.exp(-z))
+    return float(sigmoid(z))
 
 
-def logit(p: float) -> float:
-    p = min(max(p, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
+def logit(p: Any) -> Any:
+    """Log-odds of one score or an array of them, held off 0 and 1, where they are infinite."""
+    p = np.clip(np.asarray(p, dtype=float), 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from masis_core.answers.confidence import judge_version
+from masis_core.answers.confidence import judge_version, logit, sigmoid
 from masis_core.answers.policy import POLICY
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
@@ -179,16 +179,6 @@ def status_of(points: Sequence[Point]) -> tuple[Status, str]:
     return "fitted", f"fitted on {len(points)} answers ({right} right, {wrong} wrong)"
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
-    """Log-odds of scores held off 0 and 1, where they are infinite."""
-    p = np.clip(p, 1e-4, 1 - 1e-4)
-    return np.log(p / (1 - p))
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
-
-
 def map_logistic(
     design: np.ndarray,
     y: np.ndarray,
@@ -206,7 +196,7 @@ def map_logistic(
 
     w = prior.copy()
     for _ in range(100):
-        prob = _sigmoid(design @ w)
+        prob = sigmoid(design @ w)
         grad = design.T @ (prob - y) + tau * (w - prior)
         hess = design.T @ (design * (prob * (1 - prob))[:, None])
         step = np.linalg.solve(hess + np.diag(tau), grad)
@@ -225,7 +215,7 @@ def platt(points: Sequence[Point]) -> tuple[float, float]:
     workspace's answers backwards the curve is flat, at the offset refitted alone (the loss is
     convex, so that is the best curve with a slope of 0 or more). The offset of the backwards
     fit is not that: on scores 0.8-0.97 right 30% of the time it put the flat map at 0.71."""
-    x = _logit(np.array([p.score for p in points]))
+    x = logit(np.array([p.score for p in points]))
     y = np.array([float(p.right) for p in points])
     slope, offset = map_logistic(np.column_stack([x, np.ones_like(x)]), y, np.array([1.0, 0.0]))
     if slope >= 0:
@@ -242,7 +232,7 @@ def platt_map(points: Sequence[Point]) -> CalibrationMap:
     a, b = platt(points)
     lo, hi = min(p.score for p in points), max(p.score for p in points)
     grid = np.array([lo, *(g for g in PLATT_GRID if lo < g < hi), hi])
-    return _knotted(list(zip(grid, _sigmoid(a * _logit(grid) + b), strict=True)))
+    return _knotted(list(zip(grid, sigmoid(a * logit(grid) + b), strict=True)))
 
 
 FITTERS: dict[Method, Callable[[Sequence[Point]], CalibrationMap]] = {
