@@ -1,6 +1,8 @@
-"""Check the s12 held-out set against the fetched PDFs (never runs the workbench).
+"""Check a held-out set against the fetched PDFs (never runs the workbench).
 
-usage: python check_heldout_s12.py PDF_DIR
+usage: python check_heldout_s12.py PDF_DIR [SET]
+SET names the files heldout-SET-{answerable,unanswerable}.json beside this script: s12 (the
+default, session 12's set) or s13 (session 13's).
 Reads page text with pypdfium2 only. Text is normalised: U+FFFE (pypdfium2's mark for a
 hyphen at a line end) and soft hyphens are dropped, so the two halves of the word join;
 whitespace runs become one space; matching is case-insensitive.
@@ -30,8 +32,9 @@ def norm(s: str) -> str:
 
 def main() -> int:
     pdf_dir = Path(sys.argv[1] if len(sys.argv) > 1 else HERE / "pdfs")
-    ans = json.loads((HERE / "heldout-s12-answerable.json").read_text())
-    una = json.loads((HERE / "heldout-s12-unanswerable.json").read_text())
+    name = sys.argv[2] if len(sys.argv) > 2 else "s12"
+    ans = json.loads((HERE / f"heldout-{name}-answerable.json").read_text())
+    una = json.loads((HERE / f"heldout-{name}-unanswerable.json").read_text())
     pages: dict[str, list[str]] = {}
     lines: dict[str, list[list[str]]] = {}
     for doc in sorted({q["doc"] for q in ans + una}):
