@@ -62,9 +62,10 @@ if job is not None and not job.finished:
 elif job is not None:
     if job.error:  # why the batch stopped (the uploader's role was taken away meanwhile)
         st.error(untrusted(job.error), icon="🔒")
-    batch_boxes(job)
+    files = job.files_now()
+    batch_boxes(files)
     st.subheader("Last upload")
-    st.dataframe(batch_table(job.files), hide_index=True, width="stretch")
+    st.dataframe(batch_table(files), hide_index=True, width="stretch")
 
 folder_panel(ws)
 st.subheader("Documents")

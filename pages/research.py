@@ -18,6 +18,7 @@ from ui.auth import door
 from ui.folders import asked_diff, show_comparison
 from ui.follow import follow_run, watch_record, watch_runs
 from ui.followup import ask_follow_up, thread_caption
+from ui.regions import region
 from ui.resources import jobs, workbench
 from ui.sidebar import workspace_or_stop
 from ui.trace import render_trace
@@ -75,6 +76,8 @@ if not web_ready:
 
 # Filled last, so a run resumed below is no longer listed as paused.
 paused_box = st.container()
+said = st.container()  # what asking said, above the run
+run_box = st.container()  # the run shown, in one place whatever was said above it
 
 
 def show(run_id: str) -> None:
@@ -100,17 +103,18 @@ options = {
     "trusted_domains": parse_domains(domains),
 }
 
-if asked and not question.strip():
-    st.warning("Type a question first.")
-elif asked and (diff := asked_diff(ws, question)) is not None:  # "compare v2 and v3 of …"
-    show_comparison(diff)
-elif asked:
-    try:
-        started = workers.ask(ws.id, question, door=door(), **options)
-    except MasisError as exc:
-        st.error(untrusted(str(exc)))
-    else:
-        show(started.id)
+with said:
+    if asked and not question.strip():
+        st.warning("Type a question first.")
+    elif asked and (diff := asked_diff(ws, question)) is not None:  # "compare v2 and v3 of …"
+        show_comparison(diff)
+    elif asked:
+        try:
+            started = workers.ask(ws.id, question, door=door(), **options)
+        except MasisError as exc:
+            st.error(untrusted(str(exc)))
+        else:
+            show(started.id)
 
 run_id = st.query_params.get("run") or st.session_state.get(LAST_RUN)
 rec = door().run(run_id) if run_id else None
@@ -120,34 +124,38 @@ job = workers.get(rec.run_id) if rec is not None else None
 
 if rec is not None:
     show(rec.run_id)
-    if job is not None and not job.finished:
-        question_heading(job.title)
-        follow_run(job.id)
-    elif rec.status == "running":  # driven by another process (the CLI, another server)
-        question_heading(rec.question)
-        watch_record(rec.run_id)
-    else:
-        # The run has ended or paused: what it asks of the analyst (the review) and its answer
-        # come first; the steps that led there fold below them.
-        question_heading(rec.question)
-        thread_caption(rec)
-        status_line(rec)
-        if not door().may_review(rec):  # another account's run: theirs to review or resume
-            if rec.status in ("failed", "needs_human"):
-                st.info(not_yours(rec), icon="🔒")
-        elif rec.status == "failed" and st.button("Resume from the last checkpoint"):
-            start_resume(rec, None)
-        elif rec.status == "needs_human":
-            watch_runs([rec.run_id], "needs_human")  # answered or cancelled elsewhere: redraw
-            submitted = review_form(rec)
-            if submitted is not None:
-                start_resume(rec, submitted)
-        render_answer(rec, ws)
-        follow_up_run = ask_follow_up(rec, options) if rec.answer and is_final(rec) else None
-        if follow_up_run is not None:
-            show(follow_up_run)
-            st.rerun()
-        render_trace(rec.trace, folded=True)
+    following = job is not None and not job.finished
+    # A run whose status changed (a pick resumed it, it completed) is drawn afresh: the paused
+    # run's picker had stayed, faded, beside the completed answer while the page redrew.
+    with run_box, region("research-run", (rec.run_id, rec.status, following)):
+        if job is not None and not job.finished:
+            question_heading(job.title)
+            follow_run(job.id)
+        elif rec.status == "running":  # driven by another process (the CLI, another server)
+            question_heading(rec.question)
+            watch_record(rec.run_id)
+        else:
+            # The run has ended or paused: what it asks of the analyst (the review) and its answer
+            # come first; the steps that led there fold below them.
+            question_heading(rec.question)
+            thread_caption(rec)
+            status_line(rec)
+            if not door().may_review(rec):  # another account's run: theirs to review or resume
+                if rec.status in ("failed", "needs_human"):
+                    st.info(not_yours(rec), icon="🔒")
+            elif rec.status == "failed" and st.button("Resume from the last checkpoint"):
+                start_resume(rec, None)
+            elif rec.status == "needs_human":
+                watch_runs([rec.run_id], "needs_human")  # answered or cancelled elsewhere: redraw
+                submitted = review_form(rec)
+                if submitted is not None:
+                    start_resume(rec, submitted)
+            render_answer(rec, ws)
+            follow_up_run = ask_follow_up(rec, options) if rec.answer and is_final(rec) else None
+            if follow_up_run is not None:
+                show(follow_up_run)
+                st.rerun()
+            render_trace(rec.trace, folded=True)
 
 gate = door()  # one door for the list: each door() looks the session up again
 paused = [r for r in gate.runs(ws.id, status="needs_human", limit=20) if gate.may_review(r)]

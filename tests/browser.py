@@ -168,3 +168,33 @@ def expect_status(page: Any, statuses: str, run_id: str = "") -> None:
 
     run_id = run_id or shown_run(page)
     expect(page.get_by_text(re.compile(rf"Run `?{run_id}`? · (?:{statuses})"))).to_be_visible()
+
+
+# Streamlit keeps the elements of the run before on the page, faded, until the run in flight
+# replaces them or ends; the page passes through states a check made at one moment can miss.
+_WATCH = """(src) => {
+  const holds = new Function(src);
+  window.__masisSeen = null;
+  const check = () => {
+    if (window.__masisSeen !== null) return;
+    const main = document.querySelector('[data-testid="stMain"]');
+    const found = main ? holds.call(main) : null;
+    if (found) window.__masisSeen = String(found);
+  };
+  new MutationObserver(check).observe(document.body,
+    {subtree: true, childList: true, attributes: true, characterData: true});
+  check();
+}"""
+
+
+def watch_page(page: Any, contradiction: str) -> None:
+    """From now on, check every state the page's main area passes through, faded elements
+    of an earlier run included: ``contradiction`` is the body of a JavaScript function (``this``
+    is the main area) that returns what is wrong in a state, or nothing. ``seen_on_page``
+    reads the first such state."""
+    page.evaluate(_WATCH, contradiction)
+
+
+def seen_on_page(page: Any) -> str | None:
+    """The first contradiction ``watch_page`` saw, or None."""
+    return page.evaluate("window.__masisSeen")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import expect_status
+from tests.browser import expect_status, seen_on_page, watch_page
 from tests.test_browser import ask, create_workspace, go, ingest_files, page  # noqa: F401
 from tests.texts import BOILER_LOG_ENTRIES, BOILER_LOG_PLACE, BOILER_LOG_QUESTION
 
@@ -21,7 +21,8 @@ RAW = re.compile(r"HITL_triggered|quality_issue_detected|web_searcher|human_revi
 from playwright.sync_api import Page, expect  # noqa: E402
 
 
-def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:  # noqa: F811
+def paused_on_the_boiler_log(page: Page, tmp_path: Path) -> None:  # noqa: F811
+    """Two notes ingested and the boiler-log question asked: the run pauses at the picker."""
     notes = {"office.txt": BOILER_LOG_PLACE, "log.txt": BOILER_LOG_ENTRIES}
     for name, text in notes.items():
         (tmp_path / name).write_text(text)
@@ -32,6 +33,10 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
     go(page, "Research")
     ask(page, BOILER_LOG_QUESTION)
     expect_status(page, "awaiting review")
+
+
+def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:  # noqa: F811
+    paused_on_the_boiler_log(page, tmp_path)
     review = page.get_by_role("heading", name="Low confidence")
     expect(review).to_be_visible()
     # The review and the draft come first; the steps that led there fold below, in words.
@@ -87,6 +92,32 @@ def test_lead_with_the_passage_that_answers(page: Page, tmp_path: Path) -> None:
         < text.index("Also relevant", first)
         < text.index("The boiler log is kept in the plant office", first)
     )
+
+
+# A state in which the run's status line says completed while any part of the picker is on the
+# page, faded or not: the analyst would read the finished answer beside a stale picker.
+PICKER_BESIDE_ANSWER = r"""
+  const text = this.textContent;
+  if (!/Run \w+ · completed/.test(text)) return null;
+  const left = text.match(/This answers it|Which passage answers the question\?/);
+  return left && `completed, with "${left[0]}" still on the page`;
+"""
+
+
+def test_a_pick_shows_the_answer_and_no_picker(page: Page, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 51, point 2, in the browser: after "This answers it" a faded copy of the picker
+    had stayed beside the completed answer until the page's next run ended."""
+    paused_on_the_boiler_log(page, tmp_path)
+    picks = page.get_by_role("button", name="This answers it")
+    expect(picks).to_have_count(2)
+    watch_page(page, PICKER_BESIDE_ANSWER)
+    picks.nth(1).click()
+    expect_status(page, "completed")
+    lead = page.get_by_text(re.compile(r"^Each entry of the boiler log records the pressure"))
+    expect(lead.first).to_be_visible()
+    # Every state the page passed through on its way here, faded elements included.
+    assert seen_on_page(page) is None, seen_on_page(page)
+    expect(page.get_by_text(re.compile("This answers it|Which passage answers"))).to_have_count(0)
 
 
 def test_a_run_cancelled_in_another_tab_is_no_longer_a_draft_awaiting_review(

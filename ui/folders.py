@@ -113,10 +113,11 @@ def sync_progress(ws: Workspace) -> None:
                 if folder.get("error"):
                     st.error(untrusted(f"{folder['folder']}: {folder['error']}"))
         with st.expander("Files of the last sync"):
-            batch_boxes(job)
+            batch_boxes(job.files_now())
         return
-    st.caption(f"⏳ syncing: {len(job.files)} files seen — you can switch pages; it goes on.")
-    batch_boxes(job)
+    files = job.files_now()  # the count and the boxes say the same moment
+    st.caption(f"⏳ syncing: {len(files)} files seen — you can switch pages; it goes on.")
+    batch_boxes(files)
 
 
 # -- versions -----------------------------------------------------------------------------

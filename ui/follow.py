@@ -65,11 +65,10 @@ def _file_box(entry: FileProgress, index: int, total: int) -> None:
         box.progress(share, text=text)
 
 
-def batch_boxes(job: Job) -> None:
-    """One collapsed box per file: queued, in progress, or its outcome."""
-    total = len(job.files)
-    for i, entry in enumerate(job.files):
-        _file_box(entry, i, total)
+def batch_boxes(files: list[FileProgress]) -> None:
+    """One collapsed box per file (``Job.files_now``): queued, in progress, or its outcome."""
+    for i, entry in enumerate(files):
+        _file_box(entry, i, len(files))
 
 
 @st.fragment(run_every=POLL_S)
@@ -81,14 +80,13 @@ def follow_batch(job_id: str) -> None:
         return
     if job.finished:
         st.rerun()
-    done = sum(1 for f in job.files if f.finished)
+    files = job.files_now()  # the line and the boxes say the same moment
+    done = sum(1 for f in files if f.finished)
     seen_key = f"batch-done-{job.id}"
     if done != st.session_state.setdefault(seen_key, done):
         st.session_state[seen_key] = done
         st.rerun()  # the whole page: the list below this fragment is drawn by the page
-    st.caption(
-        f"⏳ {done} of {len(job.files)} files done — you can switch pages; the batch goes on."
-    )
+    st.caption(f"⏳ {done} of {len(files)} files done — you can switch pages; the batch goes on.")
     if job.cancel_requested:
         st.caption(
             "Cancelling: a file being read or OCRed stops; one being stored finishes; "
@@ -96,7 +94,7 @@ def follow_batch(job_id: str) -> None:
         )
     elif door().may_cancel(job) and st.button("Cancel the batch", key=f"cancel-{job.id}"):
         _cancel(job)
-    batch_boxes(job)
+    batch_boxes(files)
 
 
 @st.fragment(run_every=POLL_S)
