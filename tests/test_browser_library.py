@@ -18,6 +18,7 @@ from tests.test_browser import create_workspace, idle, ingest_files, page, show_
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 from playwright.sync_api import Page, expect  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
 
 def table_row(page: Page, name: str) -> dict[str, str]:  # noqa: F811
@@ -27,12 +28,20 @@ def table_row(page: Page, name: str) -> dict[str, str]:  # noqa: F811
     # downloads the file as any browser does.
     page.evaluate("delete window.showSaveFilePicker")
     grid = page.get_by_test_id("stDataFrame").first
-    grid.hover()
-    with page.expect_download() as download:
-        # The toolbar shows on hover and fades in. A forced click landed on the grid beneath it
-        # before it had (no download, 2026-11-29); Playwright's own click waits until the
-        # button is the element under the pointer, as a person's eye does.
-        grid.get_by_role("button", name="Download as CSV").click()
+    button = grid.get_by_role("button", name="Download as CSV")
+    # The toolbar shows on hover and fades in. A forced click landed on the grid beneath it
+    # before it had (no download, 2026-11-29); Playwright's own click waits until the button is
+    # the element under the pointer, as a person's eye does. Under load the toolbar once faded
+    # out again while the click waited (120 s); a person moves the pointer over the table again.
+    for attempt in range(3):
+        grid.hover()
+        try:
+            with page.expect_download() as download:
+                button.click(timeout=15_000)
+            break
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise
     text = Path(download.value.path()).read_text(encoding="utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(text)))
     return next(row for row in rows if row["file"] == name)
