@@ -13,8 +13,7 @@ question, the two that oppose each other most are named with the point they disa
 conflict review shows them, ``stances.name_conflict``) — and, for drafts without a conflict,
 P(answer), which is ``confidence``. The answer model is fitted on answer against abstain
 cases: a dispute is the dispute model's business, and counted as "not an answer" it only
-taught the answer model to doubt well-supported drafts (held out on fitzgov-dev, answers
-0.44 -> 0.59 at the same calibration).
+taught the answer model to doubt well-supported drafts (docs/measurements/confidence.md).
 """
 
 from __future__ import annotations
@@ -91,8 +90,8 @@ def answered_probability(p_answer: float, params: dict[str, Any]) -> float:
     as the probability that answering was right: an answer whose sources in fact disagree is
     wrong, however well its evidence answers. The answer model is fitted on answer against
     abstain cases (disputes would teach it to doubt every well-supported draft), so over the
-    bar it spoke of the evidence alone: on fitzgov-dev, answers it gave 0.95 were right 0.82 of
-    the time once the missed disputes count. A Platt map fitted on the answered development
+    bar it spoke of the evidence alone, and overrated answers once the missed disputes count
+    (docs/measurements/confidence.md). A Platt map fitted on the answered development
     drafts (``params["answered"]``, ``bench.fit_confidence``) says how often; it is held at
     the bar or above, so no decision changes. Below the bar the probability stands."""
     fitted = params.get("answered")
@@ -129,8 +128,8 @@ def confidence_stages(
     - ``model``: the answer model's probability. Drawn from documents (passages of
       ``min_words`` words and more: a PDF's chunks, not the development cases' short
       snippets), it is the model refitted on questions over real manuals (``p["documents"]``):
-      there every passage shares the question's words, and the development model said 99%
-      for answers that were right half the time.
+      there every passage shares the question's words, and the development model was sure
+      of answers that were right half the time (docs/measurements/confidence.md).
     - ``cap`` (development model): the question asks for a figure, a date, a version or a
       name and no sentence of the answer on the question's head holds one: the answer does not
       answer, whatever its words match. The fitted rate (``asked_missing_rate``) keeps this a
@@ -187,9 +186,9 @@ def disputed(feats: dict[str, float], probs: dict[str, float], params: dict[str,
     speak to the question's topic (the review shows them side by side, with the point they
     oppose each other on when one is found).
 
-    Requiring a concrete point of opposition as well capped dispute recall at the share of
-    disputes where one of the lexical signals fires (0.53 on fitzgov-dev): held out, dispute
-    recall 0.40 with that gate, 0.61 without it, overall accuracy unchanged (0.60).
+    A concrete point of opposition is not required as well: that gate capped dispute recall
+    at the share of disputes where one of the lexical signals fires, and lowered it held out
+    with overall accuracy unchanged (docs/measurements/confidence.md).
 
     Two sources giving different values of what the question asks (``asked_clash``) are a
     conflict whatever the model says."""

@@ -103,7 +103,7 @@ class AnswerPolicy:
         "hand",
         "precision of the Gaussian prior that holds a workspace's refit near the shipped "
         "weights: five picks of one choice overturn the boiler-log pair's shipped margin of "
-        "1.07 (by 0.15); at 1.0 it took nine (docs/answers-and-confidence.md)",
+        "1.07 (by 0.15); at 1.0 it took nine (docs/review.md)",
     )
     # -- sections (sections.py) ----------------------------------------------------------------
     short_section_words: int = setting(

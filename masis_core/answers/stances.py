@@ -191,7 +191,8 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
 
 def asked_clash(question: str, a: str, b: str) -> str | None:
     """Two sources give different values of what is asked in one unit, none shared ("1931 vs
-    1952"): a conflict whatever the dispute model says (docs/answers-and-confidence.md)."""
+    1952"): a conflict whatever the dispute model says
+    (docs/answers-and-confidence.md, "Confidence and disputes")."""
     return values_clash(asked_values(question, a), asked_values(question, b))
 
 

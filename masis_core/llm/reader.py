@@ -1,7 +1,7 @@
 """The offline engine's reader: a small sentence model that reads meaning, not only words.
 
 The offline passage scorer and judge had only words to go on (WordLlama's static vectors are
-no better: a soft-coverage feature moved held-out leads by +0.005). "How do I freeze a package
+no better, measured as a soft-coverage feature). "How do I freeze a package
 at its current version so upgrades skip it?" shares no content word with "How do I put a
 package on hold?". all-MiniLM-L6-v2 (a 22M-parameter sentence encoder, 384 dimensions) reads
 that pair as close. Its weights are kept in the repository (``minilm/`` beside this module,
@@ -10,12 +10,10 @@ framework is installed: a float16 copy of the model's own safetensors file, deri
 ``bench.derive_reader`` and checked against its digest at load, read with the tokenizer's own
 ``tokenizer.json``.
 
-Measured on the recorded drafts (``bench.fit_passages``, ``bench.fit_confidence``; fitted on
-the manuals, judged on the unseen FAQ PDFs): the judge's ranking of right leads, AUC 0.73 ->
-0.76 held out on the manuals and 0.77 -> 0.83 on the unseen PDFs; leads that answer, held
-out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 13 ms a sentence on one core (the
-workbench's BLAS runs single-threaded), each sentence embedded once per process (``_vectors``
-keeps them), 0.2 s to load (``Encoder``).
+It ranks right leads better for the judge and picks more leads that answer, held out and on
+unseen PDFs (``bench.fit_passages``, ``bench.fit_confidence``; the figures and its cost are in
+docs/measurements/passages.md, "The reader"). Each sentence is embedded once per process
+(``_vectors`` keeps them); the workbench's BLAS runs single-threaded.
 
 Without those files (or with ``MASIS_READER=false``) ``get_reader`` is None and the features it
 gives are absent: the judge reads each as its fitted mean, the passage scorer leaves it out.

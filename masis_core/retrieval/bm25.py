@@ -87,8 +87,8 @@ def content_words(text: str) -> list[str]:
 def chunk_words(text: str) -> str:
     """A chunk's distinct content words, sorted, space-separated: what the soft match
     (softmatch.py) compares a query's words with, kept in the keyword row's ``words`` column
-    at ingest. Splitting a chunk's text into them takes 0.12 ms, 12 s for 100,000 chunks: per
-    query that was ~5 ms of a fresh pool, so it is done once, when the chunk is written."""
+    at ingest. Done per query it was a measurable share of a fresh pool's time
+    (docs/measurements/performance.md), so it is done once, when the chunk is written."""
     return _sorted_content(_WORD.findall(lowered(text)))
 
 
