@@ -2,11 +2,11 @@
 
 The critic's confidence is the estimated probability that the draft's lead passage answers
 the question and is supported by its citations (for an answer of the development model over
-the 0.65 bar: that answering was right, a conflict the dispute model missed counting wrong;
-``answered_probability``). It comes from small logistic regressions over the interpretable
-features of ``features.py``. The parameters live in ``masis_core/answers/confidence.json``
-and are refitted with ``python -m bench.fit_confidence`` (scikit-learn, bench only);
-inference here is numpy.
+the review bar, ``AnswerPolicy.low_confidence``: that answering was right, a conflict the
+dispute model missed counting wrong; ``answered_probability``). It comes from small
+logistic regressions over the interpretable features of ``features.py``. The parameters live
+in ``masis_core/answers/confidence.json`` and are refitted with
+``python -m bench.fit_confidence`` (scikit-learn, bench only); inference here is numpy.
 
 Two models: P(dispute) — when it passes the fitted threshold and two sources speak to the
 question, the two that oppose each other most are named with the point they disagree on (the
@@ -86,7 +86,7 @@ def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
 
 
 def answered_probability(p_answer: float, params: dict[str, Any]) -> float:
-    """The development model's probability of a draft it answers (at or over the 0.65 bar),
+    """The development model's probability of a draft it answers (at or over the review bar),
     as the probability that answering was right: an answer whose sources in fact disagree is
     wrong, however well its evidence answers. The answer model is fitted on answer against
     abstain cases (disputes would teach it to doubt every well-supported draft), so over the
@@ -170,7 +170,7 @@ def probabilities(
     The dispute model sees only how the sources stand (stances, figures, negation, words of
     disagreement, attributed opinions, the question's yes/no form); the answer model is fitted
     on the drafts with no conflict reported, so its probability is the one the supervisor
-    acts on: among drafts that reach the 0.65 bar, the share that should have been answered.
+    acts on: among drafts that reach the review bar, the share that should have been answered.
     Its stages: ``confidence_stages``."""
     p = params or load_params()
     answer = list(confidence_stages(feats, p, llm_confidence).values())[-1]

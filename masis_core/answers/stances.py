@@ -181,7 +181,8 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
     kind, wanted = asked_kind(question), content_stems(question)
     if kind not in ("date", "quantity"):
         return {}
-    said = [s for s in sentences(defang(text)) if share(wanted, content_stems(s)) >= 0.5]
+    on_topic = POLICY.asked_sentence_share
+    said = [s for s in sentences(defang(text)) if share(wanted, content_stems(s)) >= on_topic]
     if kind == "date":
         own = set(YEAR.findall(question))
         return {"year": {v for s in said for v in {*YEAR.findall(s), *_dates(s)}} - own}

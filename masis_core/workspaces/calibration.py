@@ -38,15 +38,15 @@ from masis_core.storage.registry import now_iso
 log = logging.getLogger(__name__)
 
 # Fewer points than this, or fewer right or wrong ones than MIN_EACH: keep the global model.
-MIN_POINTS = 20
-MIN_EACH = 3
+MIN_POINTS = POLICY.map_min_points
+MIN_EACH = POLICY.map_min_each
 # A block of the fit is pulled towards the judge's own mean score in it by this many pseudo
 # points: three right answers in a block are not 100%.
-PRIOR_WEIGHT = 2.0
-FOLDS = 5
+PRIOR_WEIGHT = POLICY.isotonic_prior_weight
+FOLDS = POLICY.map_folds
 # Platt scaling's prior: a Gaussian around the identity map (slope 1, offset 0) with this
 # precision, so a handful of points cannot turn the judge's ranking upside down.
-PLATT_PRIOR = 2.0
+PLATT_PRIOR = POLICY.platt_prior
 # Where a Platt curve is tabulated: dense near 0 and 1, where the log-odds move fast.
 PLATT_GRID = (0.0, 0.001, 0.005, 0.01, 0.02, 0.03, *(k / 40 for k in range(2, 39)), 0.97, 0.98,
               0.99, 0.995, 0.999, 1.0)  # fmt: skip
@@ -56,7 +56,7 @@ ENGINE = "offline"
 
 PointSource = Literal["outline", "verdict"]
 Status = Literal["fitted", "too_few", "one_sided", "not_ranking", "not_better"]
-VERDICT_WEIGHT = 3  # an analyst's verdict counts as this many outline points
+VERDICT_WEIGHT = POLICY.verdict_weight  # an analyst's verdict counts as this many outline points
 Method = Literal["isotonic", "platt"]
 
 

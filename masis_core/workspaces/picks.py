@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 
 MIN_PICKS = POLICY.min_picks
 PICK_PRIOR = POLICY.pick_prior
-MAX_PICKS = 500  # the newest picks a refit reads: a library's taste, not its history
-NEWTON_STEPS = 25
+MAX_PICKS = POLICY.max_picks
+NEWTON_STEPS = POLICY.pick_newton_steps
 
 Features = dict[str, float]
 Pick = tuple[Features, list[Features]]  # (chosen, passed over)
