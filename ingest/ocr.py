@@ -338,8 +338,8 @@ _BUILT: dict[str, Engine] = {}
 
 
 def make_engine(resolved: str) -> Engine:
-    """The engine, built once per process. rapidocr's build loads three ONNX models (1.5 s,
-    +50 MB, measured on this machine): once a file has needed it, the parent builds it too
+    """The engine, built once per process. rapidocr's build loads three ONNX models (seconds
+    and tens of MB; docs/measurements/ocr.md): once a file has needed it, the parent builds it too
     (``keep_engine``), and every parse child forked after that inherits it ready."""
     engine = _BUILT.get(resolved)
     if engine is None:

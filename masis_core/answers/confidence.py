@@ -59,7 +59,7 @@ FEATURE_CODE: tuple[Path, ...] = (
 def judge_version() -> str:
     """A fingerprint of what the judge's scores are made with: its fitted parameters, the
     feature code (``FEATURE_CODE``), the passage scorer's weights, which choose the lead it
-    reads, and whether the reader reads with them: loaded (0.2 s once per process), so a
+    reads, and whether the reader reads with them: loaded (once per process), so a
     reader switched on (``MASIS_READER``) but refused for its weights counts as none. A
     workspace map is fitted on those scores and means nothing once they change
     (``workspaces/calibration.map_of``)."""

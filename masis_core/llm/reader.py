@@ -47,7 +47,7 @@ CACHE_SENTENCES = 50_000  # ~75 MB of vectors
 
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf for BERT's exact GELU (Abramowitz and Stegun 7.1.26, error under 1.5e-7): NumPy
-    has none, and this is faster than SciPy's on these arrays (18 against 43 ms)."""
+    has none, and this is faster than SciPy's on these arrays (docs/measurements/performance.md)."""
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
@@ -65,14 +65,13 @@ class Encoder:
     """all-MiniLM-L6-v2's forward pass in NumPy: BERT's six layers, mean pooling, unit length.
 
     Why not sentence-transformers: importing PyTorch and loading the model through it took
-    4-6 s in every process that answered (each CLI call, each browser session's first answer,
-    each test server); this reads the same safetensors file with the tokenizer's own
-    ``tokenizer.json``, digest included, in 0.2 s. Its vectors are the library's to within 4e-7
-    on the model's own weights, 2e-4 on the float16 copy (``tests/test_reader.py`` checks them).
-    Speed, 230 sentences of the README: 13 ms a sentence on the one BLAS thread the workbench
-    allows, 9 ms on two; the library took about 14 on two. Sentences are batched by length, so
-    a batch pads little, and each dense layer is one 2-D product (a 3-D one took NumPy 2.5
-    times as long)."""
+    seconds in every process that answered (each CLI call, each browser session's first
+    answer, each test server); this reads the same safetensors file with the tokenizer's own
+    ``tokenizer.json``, digest included, in a fraction of that, and its vectors are the
+    library's (``tests/test_reader.py`` checks them, on the model's own weights and on the
+    float16 copy). It is as fast per sentence as the library (docs/measurements/passages.md,
+    "The reader"; docs/measurements/performance.md). Sentences are batched by length, so a
+    batch pads little, and each dense layer is one 2-D product (a 3-D one was much slower)."""
 
     HEADS = 12
     BATCH = 32
@@ -154,8 +153,8 @@ class Reader:
 
     The lock guards the cache only: runs in one process (two analysts on one server, the
     calibration job beside Research) embed their sentences at the same time, each on its own
-    core (two runs of 150 sentences: 3.1 s one after the other, 2.2 s together), and a
-    sentence both need may be embedded twice, never wrongly."""
+    core (docs/measurements/performance.md), and a sentence both need may be embedded twice,
+    never wrongly."""
 
     def __init__(self, encoder: Encoder) -> None:
         self._encoder = encoder

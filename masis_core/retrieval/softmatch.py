@@ -121,8 +121,8 @@ class ChunkWords:
     fills them, or a chunk published after the index was built.
 
     Kept by chunk id and checked against the text's hash, since a re-ingested document keeps
-    its chunk ids. Splitting a chunk into words and looking them up was 15 ms of a 3-variant
-    retrieval at 100,000 chunks; a kept chunk costs a dictionary lookup."""
+    its chunk ids. Splitting a chunk into words and looking them up was a large share of a
+    retrieval (docs/measurements/performance.md); a kept chunk costs a dictionary lookup."""
 
     def __init__(self, vectors: WordVectors, size: int = MAX_CACHED_CHUNKS) -> None:
         self.vectors = vectors

@@ -12,7 +12,7 @@ Two maps are fitted and scored on points they were not fitted on (five folds): P
 (a logistic curve on the judge's log-odds, pulled towards the identity by a Gaussian prior of
 precision 2: on the offset, the weight of eight answers at even odds) is kept unless
 isotonic regression (pool-adjacent-violators in numpy: twenty lines, where scikit-learn and
-SciPy would add ~100 MB to the workbench's install for the same algorithm) predicts them
+SciPy would add to the workbench's install for the same algorithm) predicts them
 clearly better (``choose``). Sixty-odd points are few for isotonic steps.
 Either is a table of knots from the lowest score fitted to the highest, read by linear
 interpolation. With too few points, or only right or only wrong ones, there is nothing to fit:
