@@ -87,8 +87,10 @@ def group(found: list[Window], headings: dict[int, list[str]]) -> list[Section]:
 
 
 def _bm25(question: str, sections: list[Section]) -> list[float]:
-    """BM25 of the question's content stems over the sections (idf from these sections)."""
-    wanted = content_stems(question)
+    """BM25 of the question's content stems over the sections (idf from these sections).
+    The stems are summed in sorted order: a set's order moves with Python's hash seed, and
+    with it a sum's last bits, which decided ties between sections (tests/test_determinism.py)."""
+    wanted = sorted(content_stems(question))
     bags = []
     for sec in sections:
         bag: Counter[str] = Counter()
