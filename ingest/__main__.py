@@ -164,9 +164,9 @@ def open_for(gate: Door, args: argparse.Namespace, create: bool) -> Workspace:
 def calibrate(bench: Workbench, ws: Workspace, as_json: bool) -> dict[str, Any]:
     """What the Library queues after a batch that added documents, run here in line: the
     confidence fitted to the workspace's outline questions. A command-line batch had left the
-    global model in place (on the unseen FAQ PDFs, answered without review 0.15 against 0.35
-    with the fit) unless the analyst read the hint and ran ``calibrate``. Ctrl-C skips it and
-    stores nothing."""
+    global model in place, answering far fewer questions without review
+    (docs/measurements/calibration.md), unless the analyst read the hint and ran
+    ``calibrate``. Ctrl-C skips it and stores nothing."""
     from evaluation.calibration import calibrate_workspace
 
     def progress(done: int, total: int, what: str) -> None:

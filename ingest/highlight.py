@@ -7,9 +7,9 @@ one of those steps: letters and digits, case-folded, one per character of the pa
 remembering its character index for PDFium's character boxes. The search walks the passage in
 runs of words that must appear in order, each looked for just after the last one found; a run
 that is not found whole (a header line the parser cut out of it) is tried word by word, and a
-word still missing (one the text layer spells otherwise) is skipped. On 200 random chunks of
-the 15 manuals 0.995 are located, against 0.575 for an exact search of the chunk text in the
-page text (``python -m bench.highlight_accuracy``).
+word still missing (one the text layer spells otherwise) is skipped: nearly every chunk is
+located, where an exact search of the chunk text in the page text finds barely half
+(``python -m bench.highlight_accuracy``; docs/measurements/highlights.md).
 
 A scanned page has no text layer to search: its letters are the OCR engine's words, kept at
 ingest with their boxes (``ingest.ocr.OcrWord``), and a found letter is drawn as its word's box.

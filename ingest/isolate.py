@@ -11,7 +11,7 @@ lock another thread of the parent might hold.
 A child never outlives its parent. It closes the receive ends it inherited (its own and those
 of earlier children still open in the parent): otherwise, once the parent is gone, a result
 larger than the pipe buffer (64 KiB) blocks the child forever on a pipe it can read itself,
-holding its 80-200 MB and the parent's open files. And it asks the kernel for SIGKILL when its
+holding its memory and the parent's open files. And it asks the kernel for SIGKILL when its
 parent dies (``PR_SET_PDEATHSIG``; elsewhere a thread watches ``getppid``). On Linux that
 signal follows the *thread* that forked: start and collect a child from one thread that
 outlives it (the CLI's main thread, the UI's ingest worker or script thread).

@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 class Kind:
     """A kind of file the Library reads beside PDF and text. The parser is named, not
     imported: its library (python-docx, openpyxl ...) loads only when a file of the kind is
-    read (``preload``), not in every process that lists the suffixes (all seven: 2.9 s)."""
+    read (``preload``), not in every process that lists the suffixes (importing all of them
+    takes seconds; docs/measurements/performance.md)."""
 
     name: str  # "word": how the code and the tests name it
     suffixes: tuple[str, ...]
@@ -170,7 +171,7 @@ def limit_memory(extra_mb: int = PARSE_MEMORY_MB) -> None:
 
 def preload(filename: str) -> None:
     """Import the parser of this file's kind here, before the parse child is forked, so each
-    child inherits it (importing openpyxl takes 0.3 s, once, instead of once a file)."""
+    child inherits it (an import costs once, instead of once a file)."""
     kind = suffix_kind(filename)
     if kind is not None:
         kind.parser()

@@ -2,9 +2,9 @@
 
 Two engines. ``rapidocr`` (rapidocr-onnxruntime: PP-OCRv4 detection and recognition models
 inside its wheel, so ``pip install -r requirements.txt`` is all it needs; Python < 3.13) is
-always there. ``tesseract`` is Debian's ``tesseract-ocr`` binary, used when installed: on this
-machine it reads a dense manual page in about 3 s of CPU where rapidocr needs about 20 s, with
-fewer character errors (bench/ocr_quality.py), so ``auto`` prefers it.
+always there. ``tesseract`` is Debian's ``tesseract-ocr`` binary, used when installed: it
+reads a dense manual page several times faster than rapidocr, with fewer character errors
+(bench/ocr_quality.py; docs/measurements/ocr.md), so ``auto`` prefers it.
 
 Orientation: a page is read upright first; when the reading is unsure (low mean confidence),
 tesseract's orientation detector names the turn (one more call, then one reading), and
@@ -338,8 +338,8 @@ _BUILT: dict[str, Engine] = {}
 
 
 def make_engine(resolved: str) -> Engine:
-    """The engine, built once per process. rapidocr's build loads three ONNX models (1.5 s,
-    +50 MB, measured on this machine): once a file has needed it, the parent builds it too
+    """The engine, built once per process. rapidocr's build loads three ONNX models (seconds
+    and tens of MB; docs/measurements/ocr.md): once a file has needed it, the parent builds it too
     (``keep_engine``), and every parse child forked after that inherits it ready."""
     engine = _BUILT.get(resolved)
     if engine is None:

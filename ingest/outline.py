@@ -103,7 +103,7 @@ def headings_on(text: str, page: int) -> list[Heading]:
     """A page's numbered heading lines; none on a page with more (a contents page, an index
     or a numbered list). FAQ questions alone on their line were tried as headings too: on the
     development FAQs they cut the text worse than the composer's own reading of entries
-    (leads that answer 0.783 -> 0.750, 60 questions), so a FAQ without an outline or numbered
+    (docs/measurements/passages.md), so a FAQ without an outline or numbered
     headings keeps the composer's sections."""
     titles = [t for t in map(_heading_line, text.splitlines()) if t]
     if 0 < len(titles) <= MAX_HEADINGS_PER_PAGE:

@@ -150,8 +150,8 @@ def navigation_page(text: str, continued: bool = False) -> bool:
 def _is_blank(page: pdfium.PdfPage) -> bool:
     """Nothing on the page: no objects, or no image and a render that is all white.
 
-    A page with an image is never blank: rendering a scan to check would decode it, which
-    costs 30-50 ms a page. Any doubt (a failed render) counts as not blank.
+    A page with an image is never blank: rendering a scan to check would decode it, a cost
+    on every page. Any doubt (a failed render) counts as not blank.
     """
     try:
         if pdfium_c.FPDFPage_CountObjects(page) == 0:

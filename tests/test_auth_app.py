@@ -1,6 +1,6 @@
 """Signing in and out of the Streamlit app (AppTest): MASIS_AUTH=local's form, and
 MASIS_AUTH=oidc's ``st.login`` path with ``st.user`` as Streamlit's AppTest seeds it (no OIDC
-provider is installable from the package index here; docs/team.md says so)."""
+provider is installable from the package index here; docs/team.md and docs/security.md say so)."""
 
 from __future__ import annotations
 

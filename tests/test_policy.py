@@ -20,8 +20,14 @@ USERS = [
     "masis_core/answers/stances.py",
     "masis_core/answers/features.py",
     "masis_core/answers/confidence.py",
+    "masis_core/answers/support.py",
+    "masis_core/answers/aggregate.py",
     "masis_core/graph/nodes/researcher.py",
     "masis_core/graph/nodes/supervisor.py",
+    "masis_core/graph/nodes/critic.py",
+    "masis_core/graph/nodes/human_review.py",
+    "masis_core/workspaces/calibration.py",
+    "masis_core/workspaces/picks.py",
 ]
 # Where limits are read for the analyst: pages, the UI, services and the command line.
 READERS = ["pages", "ui", "masis_core/services", "masis_core/__main__.py", "masis_core/cli.py"]
@@ -54,6 +60,44 @@ def bare_thresholds(path: Path) -> list[str]:
     return found
 
 
+def is_threshold(node: ast.expr) -> bool:
+    """A literal fraction a score is held against (``0.65``, ``-0.5``); not 0 or 1 (a share's
+    ends), not an integer (a count), not a numerical guard under 0.001 (``1e-9``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if not (isinstance(node, ast.Constant) and type(node.value) is float):
+        return False
+    return node.value >= 0.001 and node.value not in (0.0, 1.0)
+
+
+def literal_thresholds(path: Path) -> list[str]:
+    """Where a score is compared with a literal fraction (``c >= 0.65``) or clamped by one
+    (``max(0.05, t)``) instead of reading the policy's field."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops
+        ):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("min", "max"):
+            operands = list(node.args)
+        else:
+            continue
+        if any(is_threshold(o) for o in operands):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def policed_files() -> list[Path]:
+    """The modules that use the policy's thresholds and those that read its limits."""
+    return [
+        p
+        for part in USERS + READERS
+        for p in ([ROOT / part] if part.endswith(".py") else sorted((ROOT / part).rglob("*.py")))
+        if p.exists()
+    ]
+
+
 def test_every_threshold_says_how_it_was_set_and_why() -> None:
     said = provenance(POLICY)
     assert {"relevance", "pair_topic", "keyword_coverage", "low_confidence"} <= set(said)
@@ -69,6 +113,28 @@ def test_every_threshold_says_how_it_was_set_and_why() -> None:
 def test_no_threshold_lives_outside_the_policy() -> None:
     bare = [b for path in USERS for b in bare_thresholds(ROOT / path)]
     assert not bare, "\n".join(bare)
+
+
+def test_no_score_is_held_against_a_literal_fraction() -> None:
+    literal = [hit for path in policed_files() for hit in literal_thresholds(path)]
+    assert not literal, "\n".join(literal)
+
+
+def test_the_checker_sees_a_literal_threshold() -> None:
+    module = ROOT / "tests" / "_probe_literal.py"
+    try:
+        module.write_text(
+            "a = c >= 0.65\nb = max(0.05, t)\nc = 0.3 < s <= POLICY.x\nd = s < -0.5\n"
+            "e = n > 2\nf = p > 1e-9\ng = min(1.0, x)\nh = s == 0.5\ni = s >= POLICY.relevance\n"
+        )
+        assert [hit.split(": ", 1)[1] for hit in literal_thresholds(module)] == [
+            "c >= 0.65",
+            "max(0.05, t)",
+            "0.3 < s <= POLICY.x",
+            "s < -0.5",
+        ]
+    finally:
+        module.unlink()
 
 
 def test_the_checker_sees_a_bare_threshold(tmp_path: Path) -> None:

@@ -14,12 +14,13 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.calibration import job_work
+from masis_core.answers.policy import POLICY
 from masis_core.services.calibration import reliability_frame
 from masis_core.services.inspection import marked_answers, verdict_reliability
 from masis_core.services.records import RunRecord
 from masis_core.storage.registry import Workspace
-from masis_core.text.markup import counted, untrusted
-from masis_core.workspaces.calibration import MIN_POINTS, STALE, CalibrationStore, stale
+from masis_core.text.markup import counted, percent, untrusted
+from masis_core.workspaces.calibration import STALE, CalibrationStore, stale
 from ui import charts
 from ui.auth import door
 from ui.follow import follow_task
@@ -151,7 +152,8 @@ def calibration_panel(ws: Workspace, runs: list[RunRecord]) -> None:
         "only, reordered) and asked as questions, each of its own document; an answer is "
         "right when its lead cites the heading's section. The judge's confidence is then "
         "mapped (Platt scaling or isotonic regression, whichever predicts held-out answers "
-        "better) to how often answers were right here, so that the 65% review bar means the "
+        "better) to how often answers were right here, so that the "
+        f"{percent(POLICY.low_confidence)} review bar means the "
         "same in every workspace. Your 👍 / 👎 add labelled "
         "answers."
     )
@@ -201,8 +203,8 @@ def verdict_panel(runs: list[RunRecord]) -> None:
     title = f"Confidence vs {answers} you marked (expected calibration error {ece:.3f})"
     st.plotly_chart(charts.reliability(bins, title), key="reliability", config=charts.CHART_CONFIG)
     few = (
-        f"With fewer than {MIN_POINTS} marked answers this error is mostly chance. "
-        if n < MIN_POINTS
+        f"With fewer than {POLICY.map_min_points} marked answers this error is mostly chance. "
+        if n < POLICY.map_min_points
         else ""
     )
     unscored = (

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from masis_core.answers.followup import standalone
+from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import (
     ROWS_PLACE,
     Table,
@@ -50,15 +51,15 @@ HOW_MANY = re.compile(r"\bhow many\b", re.I)
 # A row of totals: its name cell says so ("Total:", "Subtotal", "Grand total", "Sum").
 TOTAL_ROW = re.compile(r"^(?:grand\s+)?(?:sub-?\s*)?totals?\b|^sum\b", re.I)
 # A column is numeric when this share of its filled cells are figures.
-NUMERIC_SHARE = 0.8
+NUMERIC_SHARE = POLICY.numeric_share
 # Tables read whole per question, and rows per table: enough for any sheet a question ranks.
-MAX_TABLES = 3
-MAX_ROWS = 50_000
+MAX_TABLES = POLICY.table_reads
+MAX_ROWS = POLICY.max_table_rows
 # The computation's confidence: one named column of one table; a guessed column or tables
 # that compete (under the review bar, so the analyst looks).
-COMPUTED = 0.95
-DOUBTFUL = 0.45
-SHOWN_TIES = 3
+COMPUTED = POLICY.computed_confidence
+DOUBTFUL = POLICY.doubtful_confidence
+SHOWN_TIES = POLICY.shown_ties
 
 Fetch = Callable[[str], Sequence[tuple[str, str, dict[str, Any]]]]
 

@@ -2,19 +2,18 @@
 
 The critic's confidence is the estimated probability that the draft's lead passage answers
 the question and is supported by its citations (for an answer of the development model over
-the 0.65 bar: that answering was right, a conflict the dispute model missed counting wrong;
-``answered_probability``). It comes from small logistic regressions over the interpretable
-features of ``features.py``. The parameters live in ``masis_core/answers/confidence.json``
-and are refitted with ``python -m bench.fit_confidence`` (scikit-learn, bench only);
-inference here is numpy.
+the review bar, ``AnswerPolicy.low_confidence``: that answering was right, a conflict the
+dispute model missed counting wrong; ``answered_probability``). It comes from small
+logistic regressions over the interpretable features of ``features.py``. The parameters live
+in ``masis_core/answers/confidence.json`` and are refitted with
+``python -m bench.fit_confidence`` (scikit-learn, bench only); inference here is numpy.
 
 Two models: P(dispute) — when it passes the fitted threshold and two sources speak to the
 question, the two that oppose each other most are named with the point they disagree on (the
 conflict review shows them, ``stances.name_conflict``) — and, for drafts without a conflict,
 P(answer), which is ``confidence``. The answer model is fitted on answer against abstain
 cases: a dispute is the dispute model's business, and counted as "not an answer" it only
-taught the answer model to doubt well-supported drafts (held out on fitzgov-dev, answers
-0.44 -> 0.59 at the same calibration).
+taught the answer model to doubt well-supported drafts (docs/measurements/confidence.md).
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ FEATURE_CODE: tuple[Path, ...] = (
 def judge_version() -> str:
     """A fingerprint of what the judge's scores are made with: its fitted parameters, the
     feature code (``FEATURE_CODE``), the passage scorer's weights, which choose the lead it
-    reads, and whether the reader reads with them: loaded (0.2 s once per process), so a
+    reads, and whether the reader reads with them: loaded (once per process), so a
     reader switched on (``MASIS_READER``) but refused for its weights counts as none. A
     workspace map is fitted on those scores and means nothing once they change
     (``workspaces/calibration.map_of``)."""
@@ -88,12 +87,12 @@ def model_probability(model: dict[str, Any], feats: dict[str, float]) -> float:
 
 
 def answered_probability(p_answer: float, params: dict[str, Any]) -> float:
-    """The development model's probability of a draft it answers (at or over the 0.65 bar),
+    """The development model's probability of a draft it answers (at or over the review bar),
     as the probability that answering was right: an answer whose sources in fact disagree is
     wrong, however well its evidence answers. The answer model is fitted on answer against
     abstain cases (disputes would teach it to doubt every well-supported draft), so over the
-    bar it spoke of the evidence alone: on fitzgov-dev, answers it gave 0.95 were right 0.82 of
-    the time once the missed disputes count. A Platt map fitted on the answered development
+    bar it spoke of the evidence alone, and overrated answers once the missed disputes count
+    (docs/measurements/confidence.md). A Platt map fitted on the answered development
     drafts (``params["answered"]``, ``bench.fit_confidence``) says how often; it is held at
     the bar or above, so no decision changes. Below the bar the probability stands."""
     fitted = params.get("answered")
@@ -130,8 +129,8 @@ def confidence_stages(
     - ``model``: the answer model's probability. Drawn from documents (passages of
       ``min_words`` words and more: a PDF's chunks, not the development cases' short
       snippets), it is the model refitted on questions over real manuals (``p["documents"]``):
-      there every passage shares the question's words, and the development model said 99%
-      for answers that were right half the time.
+      there every passage shares the question's words, and the development model was sure
+      of answers that were right half the time (docs/measurements/confidence.md).
     - ``cap`` (development model): the question asks for a figure, a date, a version or a
       name and no sentence of the answer on the question's head holds one: the answer does not
       answer, whatever its words match. The fitted rate (``asked_missing_rate``) keeps this a
@@ -172,7 +171,7 @@ def probabilities(
     The dispute model sees only how the sources stand (stances, figures, negation, words of
     disagreement, attributed opinions, the question's yes/no form); the answer model is fitted
     on the drafts with no conflict reported, so its probability is the one the supervisor
-    acts on: among drafts that reach the 0.65 bar, the share that should have been answered.
+    acts on: among drafts that reach the review bar, the share that should have been answered.
     Its stages: ``confidence_stages``."""
     p = params or load_params()
     answer = list(confidence_stages(feats, p, llm_confidence).values())[-1]
@@ -188,9 +187,9 @@ def disputed(feats: dict[str, float], probs: dict[str, float], params: dict[str,
     speak to the question's topic (the review shows them side by side, with the point they
     oppose each other on when one is found).
 
-    Requiring a concrete point of opposition as well capped dispute recall at the share of
-    disputes where one of the lexical signals fires (0.53 on fitzgov-dev): held out, dispute
-    recall 0.40 with that gate, 0.61 without it, overall accuracy unchanged (0.60).
+    A concrete point of opposition is not required as well: that gate capped dispute recall
+    at the share of disputes where one of the lexical signals fires, and lowered it held out
+    with overall accuracy unchanged (docs/measurements/confidence.md).
 
     Two sources giving different values of what the question asks (``asked_clash``) are a
     conflict whatever the model says."""

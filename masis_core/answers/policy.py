@@ -4,7 +4,9 @@ nested settings). Each field says how it was set: ``fitted`` (by a bench, named)
 
 The modules that use a value read it from ``POLICY`` (their module-level names are re-exports
 of it, kept so the code reads as before); pages, services and the CLI read limits from here,
-not from a graph node. ``tests/test_policy.py`` checks that no threshold lives elsewhere.
+not from a graph node. ``tests/test_policy.py`` checks that no threshold lives elsewhere: no
+module-level number in the modules that use the policy, and no score held against a literal
+fraction (``c >= 0.65``, ``max(0.05, t)``) there or in pages, the UI, services and the CLI.
 """
 
 from __future__ import annotations
@@ -92,6 +94,37 @@ class AnswerPolicy:
         "Second held-out set of 2026-11-29: AUC 0.57 on its points; with the map 0.93 of "
         "real questions answered, 0.67 right, 0.22 of the unanswerable abstained (1.00 without)",
     )
+    map_min_points: int = setting(
+        20, "hand", "fewer labelled answers than this fit no map: a handful is mostly chance"
+    )
+    map_min_each: int = setting(
+        3,
+        "hand",
+        "a map needs this many right and this many wrong answers: one side alone "
+        "says nothing of where the judge goes wrong",
+    )
+    map_folds: int = setting(
+        5, "hand", "a map is judged on points it was not fitted on, in this many folds"
+    )
+    isotonic_prior_weight: float = setting(
+        2.0,
+        "hand",
+        "pseudo points at the judge's own mean score that pull each isotonic block: three "
+        "right answers in a block are not 100%",
+    )
+    platt_prior: float = setting(
+        2.0,
+        "hand",
+        "precision of the Gaussian prior around the identity map (slope 1, offset 0): on the "
+        "offset, the weight of eight answers at even odds, so a handful of points cannot turn "
+        "the judge's ranking upside down",
+    )
+    verdict_weight: int = setting(
+        3,
+        "hand",
+        "an analyst's verdict counts as this many outline points: a real question judged by a "
+        "person, where an outline point is a heading reworded by rule",
+    )
     # -- the workspace's passage scorer (workspaces/picks.py) ----------------------------------
     min_picks: int = setting(
         5,
@@ -103,7 +136,13 @@ class AnswerPolicy:
         "hand",
         "precision of the Gaussian prior that holds a workspace's refit near the shipped "
         "weights: five picks of one choice overturn the boiler-log pair's shipped margin of "
-        "1.07 (by 0.15); at 1.0 it took nine (docs/answers-and-confidence.md)",
+        "1.07 (by 0.15); at 1.0 it took nine (docs/review.md)",
+    )
+    max_picks: int = setting(
+        500, "hand", "the newest picks a refit reads: a library's taste, not its history"
+    )
+    pick_newton_steps: int = setting(
+        25, "hand", "Newton's method's steps for a refit; the prior keeps the loss convex"
     )
     # -- sections (sections.py) ----------------------------------------------------------------
     short_section_words: int = setting(
@@ -146,6 +185,55 @@ class AnswerPolicy:
     )
     focus_top: int = setting(
         3, "hand", "the best-scored passages whose positions matter, beside the cited ones"
+    )
+    asked_sentence_share: float = setting(
+        0.5,
+        "hand",
+        "share of the question's content words a sentence must hold for its years or figures "
+        "to count as a source's answer to a 'when' or 'how many' question (stances.asked_values)",
+    )
+    # -- the support panel (support.py) --------------------------------------------------------
+    support_strong: float = setting(
+        0.6,
+        "hand",
+        "share of a claim's content words in its best evidence sentence at which the sentence "
+        "says what the claim says (a quoted sentence scores 1.0)",
+    )
+    support_partial: float = setting(
+        0.3,
+        "hand",
+        "under this share the claim rests on the passage as a whole, or on nothing; a citation "
+        "at or over it is backed",
+    )
+    # -- answers computed over a whole table (aggregate.py) ------------------------------------
+    numeric_share: float = setting(
+        0.8, "hand", "a column is numeric (may be ranked) when this share of its cells are figures"
+    )
+    table_reads: int = setting(
+        3, "hand", "tables read whole per question, in rank order: a question ranks over one"
+    )
+    max_table_rows: int = setting(
+        50_000, "hand", "rows read per table: enough for any sheet a question ranks over"
+    )
+    shown_ties: int = setting(3, "hand", "rows named when several tie for first; then 'and others'")
+    computed_confidence: float = setting(
+        0.95,
+        "hand",
+        "a ranking or total computed over one column the question names, of one table: the "
+        "arithmetic is certain, the reading of the question nearly so",
+    )
+    doubtful_confidence: float = setting(
+        0.45,
+        "hand",
+        "a computation over a guessed column, or with tables that compete: under the review bar, "
+        "so the analyst looks",
+    )
+    # -- human review (graph/nodes/human_review.py) --------------------------------------------
+    review_threshold_step: float = setting(
+        0.1,
+        "hand",
+        "'retry with a lower threshold' lowers the similarity threshold by this much (not below "
+        "retrieval.thresholds.FLOOR): an analyst's retry looks wider than the automatic one (0.05)",
     )
 
 

@@ -253,7 +253,7 @@ def asked_in(kind: str, question: str, text: str) -> bool:
     must stand by the X it counts. When the head names the kind of answer ("Which R
     *version* introduced the pipe operator?"), the sentence must also name the subject:
     "This manual is for R, version 4.2.2." was confidence 96% for that question. Held out on
-    fitzgov-dev the rule is neutral (accuracy 0.612 against 0.613, five folds)."""
+    fitzgov-dev the rule is neutral (docs/measurements/confidence.md)."""
     anchor = head_stems(question) or content_stems(question)
     subject = head_stems(question, subject=True)
     thing = how_many_of(question) if kind == "quantity" else None

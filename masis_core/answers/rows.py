@@ -120,8 +120,8 @@ def asked_rows(table: Table, question: str) -> list[str]:
     (its head aside: a year in the header, "Pump P-12" above the table). "What was the sunspot
     activity in 1750?" had led with the row of 1778 at 78%. A figure that is no key ("over
     1000 h", "COVID-19") leaves no row, and the run pauses rather than guess: letting every
-    row compete when none held it answered two of 12 held-out questions with another row, at
-    71% and 75% (docs/answers-and-confidence.md)."""
+    row compete when none held it answered held-out questions with another row, over the
+    review bar (docs/measurements/tables.md)."""
     asked = _figures(question) - _figures(_head(table))
     return [row for row in table.rows if asked <= _figures(row)]
 

@@ -2,13 +2,14 @@
 
 A document's own unit of meaning is its section: an outline entry, a heading and the text
 under it, a FAQ entry's question and its answer. Windows picked across the whole evidence throw
-that signal away: on FAQ PDFs the best window inside the right entry chose the entry's opening
-only 31 of the 48 times the opening answered (issue 51). So the evidence's sections are ranked
+that signal away: on FAQ PDFs the best window inside the right entry often missed the
+entry's opening where the opening answered (issue 51). So the evidence's sections are ranked
 as wholes, heading and body, by the question's keywords (BM25 over the sections) and by the
-reader's reading of the whole section, as z-scores summed 1:1; the lead is the best window
+reader's reading of it and by its best window's fitted score, as z-scores weighed by
+``AnswerPolicy.section_weights``; the lead is the best window
 inside the first section, scored within it, or the opening of a short section (a FAQ entry);
 the two options beside it are the section's second-best window and the next section's best.
-Measured in ``bench.section_answers`` (docs/answers-and-confidence.md).
+Measured in ``bench.section_answers`` (docs/measurements/passages.md).
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ def group(found: list[Window], headings: dict[int, list[str]]) -> list[Section]:
 
 
 def _bm25(question: str, sections: list[Section]) -> list[float]:
-    """BM25 of the question's content stems over the sections (idf from these sections)."""
-    wanted = content_stems(question)
+    """BM25 of the question's content stems over the sections (idf from these sections).
+    The stems are summed in sorted order: a set's order moves with Python's hash seed, and
+    with it a sum's last bits, which decided ties between sections (tests/test_determinism.py)."""
+    wanted = sorted(content_stems(question))
     bags = []
     for sec in sections:
         bag: Counter[str] = Counter()

@@ -181,7 +181,8 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
     kind, wanted = asked_kind(question), content_stems(question)
     if kind not in ("date", "quantity"):
         return {}
-    said = [s for s in sentences(defang(text)) if share(wanted, content_stems(s)) >= 0.5]
+    on_topic = POLICY.asked_sentence_share
+    said = [s for s in sentences(defang(text)) if share(wanted, content_stems(s)) >= on_topic]
     if kind == "date":
         own = set(YEAR.findall(question))
         return {"year": {v for s in said for v in {*YEAR.findall(s), *_dates(s)}} - own}
@@ -191,7 +192,8 @@ def asked_values(question: str, text: str) -> dict[str, set[str]]:
 
 def asked_clash(question: str, a: str, b: str) -> str | None:
     """Two sources give different values of what is asked in one unit, none shared ("1931 vs
-    1952"): a conflict whatever the dispute model says (docs/answers-and-confidence.md)."""
+    1952"): a conflict whatever the dispute model says
+    (docs/answers-and-confidence.md, "Confidence and disputes")."""
     return values_clash(asked_values(question, a), asked_values(question, b))
 
 

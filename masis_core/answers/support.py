@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import row_line
 from masis_core.text.sentences import (
     claims,
@@ -27,8 +28,8 @@ from masis_core.text.sentences import (
 # Share of a claim's content words in its best evidence sentence: at or above STRONG the
 # sentence says what the claim says (an extractive answer quotes it: 1.0); under PARTIAL the
 # claim rests on the passage as a whole, or on nothing.
-STRONG = 0.6
-PARTIAL = 0.3
+STRONG = POLICY.support_strong
+PARTIAL = POLICY.support_partial
 NO_CITATION = "no valid citation"
 Level = Literal["quoted", "strong", "partial", "weak", "flagged"]
 LEVELS_TEXT: dict[Level, str] = {

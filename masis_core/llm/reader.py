@@ -1,7 +1,7 @@
 """The offline engine's reader: a small sentence model that reads meaning, not only words.
 
 The offline passage scorer and judge had only words to go on (WordLlama's static vectors are
-no better: a soft-coverage feature moved held-out leads by +0.005). "How do I freeze a package
+no better, measured as a soft-coverage feature). "How do I freeze a package
 at its current version so upgrades skip it?" shares no content word with "How do I put a
 package on hold?". all-MiniLM-L6-v2 (a 22M-parameter sentence encoder, 384 dimensions) reads
 that pair as close. Its weights are kept in the repository (``minilm/`` beside this module,
@@ -10,12 +10,10 @@ framework is installed: a float16 copy of the model's own safetensors file, deri
 ``bench.derive_reader`` and checked against its digest at load, read with the tokenizer's own
 ``tokenizer.json``.
 
-Measured on the recorded drafts (``bench.fit_passages``, ``bench.fit_confidence``; fitted on
-the manuals, judged on the unseen FAQ PDFs): the judge's ranking of right leads, AUC 0.73 ->
-0.76 held out on the manuals and 0.77 -> 0.83 on the unseen PDFs; leads that answer, held
-out 0.48 -> 0.51 and unseen 0.53 -> 0.56. Cost: about 13 ms a sentence on one core (the
-workbench's BLAS runs single-threaded), each sentence embedded once per process (``_vectors``
-keeps them), 0.2 s to load (``Encoder``).
+It ranks right leads better for the judge and picks more leads that answer, held out and on
+unseen PDFs (``bench.fit_passages``, ``bench.fit_confidence``; the figures and its cost are in
+docs/measurements/passages.md, "The reader"). Each sentence is embedded once per process
+(``_vectors`` keeps them); the workbench's BLAS runs single-threaded.
 
 Without those files (or with ``MASIS_READER=false``) ``get_reader`` is None and the features it
 gives are absent: the judge reads each as its fitted mean, the passage scorer leaves it out.
@@ -49,7 +47,7 @@ CACHE_SENTENCES = 50_000  # ~75 MB of vectors
 
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf for BERT's exact GELU (Abramowitz and Stegun 7.1.26, error under 1.5e-7): NumPy
-    has none, and this is faster than SciPy's on these arrays (18 against 43 ms)."""
+    has none, and this is faster than SciPy's on these arrays (docs/measurements/performance.md)."""
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
@@ -67,14 +65,13 @@ class Encoder:
     """all-MiniLM-L6-v2's forward pass in NumPy: BERT's six layers, mean pooling, unit length.
 
     Why not sentence-transformers: importing PyTorch and loading the model through it took
-    4-6 s in every process that answered (each CLI call, each browser session's first answer,
-    each test server); this reads the same safetensors file with the tokenizer's own
-    ``tokenizer.json``, digest included, in 0.2 s. Its vectors are the library's to within 4e-7
-    on the model's own weights, 2e-4 on the float16 copy (``tests/test_reader.py`` checks them).
-    Speed, 230 sentences of the README: 13 ms a sentence on the one BLAS thread the workbench
-    allows, 9 ms on two; the library took about 14 on two. Sentences are batched by length, so
-    a batch pads little, and each dense layer is one 2-D product (a 3-D one took NumPy 2.5
-    times as long)."""
+    seconds in every process that answered (each CLI call, each browser session's first
+    answer, each test server); this reads the same safetensors file with the tokenizer's own
+    ``tokenizer.json``, digest included, in a fraction of that, and its vectors are the
+    library's (``tests/test_reader.py`` checks them, on the model's own weights and on the
+    float16 copy). It is as fast per sentence as the library (docs/measurements/passages.md,
+    "The reader"; docs/measurements/performance.md). Sentences are batched by length, so a
+    batch pads little, and each dense layer is one 2-D product (a 3-D one was much slower)."""
 
     HEADS = 12
     BATCH = 32
@@ -156,8 +153,8 @@ class Reader:
 
     The lock guards the cache only: runs in one process (two analysts on one server, the
     calibration job beside Research) embed their sentences at the same time, each on its own
-    core (two runs of 150 sentences: 3.1 s one after the other, 2.2 s together), and a
-    sentence both need may be embedded twice, never wrongly."""
+    core (docs/measurements/performance.md), and a sentence both need may be embedded twice,
+    never wrongly."""
 
     def __init__(self, encoder: Encoder) -> None:
         self._encoder = encoder

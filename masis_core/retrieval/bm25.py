@@ -87,8 +87,8 @@ def content_words(text: str) -> list[str]:
 def chunk_words(text: str) -> str:
     """A chunk's distinct content words, sorted, space-separated: what the soft match
     (softmatch.py) compares a query's words with, kept in the keyword row's ``words`` column
-    at ingest. Splitting a chunk's text into them takes 0.12 ms, 12 s for 100,000 chunks: per
-    query that was ~5 ms of a fresh pool, so it is done once, when the chunk is written."""
+    at ingest. Done per query it was a measurable share of a fresh pool's time
+    (docs/measurements/performance.md), so it is done once, when the chunk is written."""
     return _sorted_content(_WORD.findall(lowered(text)))
 
 
@@ -140,7 +140,8 @@ class StoredWords:
         return cls(list(number), flat, starts, stored)
 
     def save(self, path: Path) -> None:
-        """Beside the saved index: numbering 100,000 chunks' words took 3.4 s of its load."""
+        """Beside the saved index: numbering the chunks' words was most of its load
+        (docs/measurements/performance.md)."""
         np.savez(path / "words.npz", flat=self.flat, starts=self.starts, stored=self.stored)
         (path / "words.json").write_text(json.dumps(self.words))
 
@@ -488,9 +489,9 @@ class Bm25Store:
 
     def _read_words(self, workspace_id: str, rows: list[Any]) -> StoredWords:
         """The rows' soft-match words, read apart from the tokens: a saved index has them
-        numbered already, and they are the larger half of a row (80 of 130 MB at 100,000
-        chunks). Rows changed between the two reads leave the words unused until the next
-        version (the soft match splits texts meanwhile)."""
+        numbered already, and they are the larger half of a row
+        (docs/measurements/performance.md). Rows changed between the two reads leave the words
+        unused until the next version (the soft match splits texts meanwhile)."""
         with self._conn() as conn:
             found = conn.execute(
                 "SELECT chunk_id, words FROM bm25_chunks WHERE workspace_id = ? ORDER BY chunk_id",

@@ -9,19 +9,18 @@ whatever embedder the workspace uses), and average those maxima weighted by the 
 IDF in the workspace: rare words — codes, names — decide, filler words barely count.
 
 It is a fusion signal computed only over the candidate pool the dense and keyword searches
-return, never a search of its own. On fitzgov-dev it adds 0.008 nDCG@10 to dense + BM25
-fusion (bench/retrieval_quality.py; docs/retrieval.md).
+return, never a search of its own. It adds a little to dense + BM25 fusion on fitzgov-dev
+(bench/retrieval_quality.py; docs/measurements/retrieval.md).
 
-Cost (bench/retrieval_latency.py, 100,000 chunks, 3 variants): this was 23 of 45 ms a
-retrieval when each chunk's word vectors were stacked into a matrix and multiplied per chunk
-and per variant. Now words are row numbers in one vocabulary table, a chunk's row numbers are
+Cost (bench/retrieval_latency.py; docs/measurements/performance.md): it was half a
+retrieval's time when each chunk's word vectors were stacked into a matrix and multiplied per
+chunk and per variant. Now words are row numbers in one vocabulary table, a chunk's row numbers are
 kept by chunk id (``ChunkWords``), and all variants' words meet the whole pool's distinct words
 in one product; a chunk's maximum is a ``reduceat`` over its columns of that product. A fresh
-question's pool still cost ~10 ms: splitting its texts into words and embedding words the
-process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
+question's pool still cost the splitting of its texts into words and the embedding of words
+the process had not met. Both are gone: each chunk's words are stored in its keyword row at ingest
 and held by the keyword index as numbers into the workspace's vocabulary, whose rows in the
-word table are looked up once per index build (``ChunkWords._from_stored``): with the other
-changes of that round, 3 variants went from 27-31 to 14-20 ms p50 (docs/performance.md).
+word table are looked up once per index build (``ChunkWords._from_stored``).
 """
 
 from __future__ import annotations
@@ -122,8 +121,8 @@ class ChunkWords:
     fills them, or a chunk published after the index was built.
 
     Kept by chunk id and checked against the text's hash, since a re-ingested document keeps
-    its chunk ids. Splitting a chunk into words and looking them up was 15 ms of a 3-variant
-    retrieval at 100,000 chunks; a kept chunk costs a dictionary lookup."""
+    its chunk ids. Splitting a chunk into words and looking them up was a large share of a
+    retrieval (docs/measurements/performance.md); a kept chunk costs a dictionary lookup."""
 
     def __init__(self, vectors: WordVectors, size: int = MAX_CACHED_CHUNKS) -> None:
         self.vectors = vectors

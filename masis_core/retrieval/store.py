@@ -278,7 +278,7 @@ class VectorStore:
         """Visible chunks by id with their stored (unit-length) embeddings.
 
         A ``get`` by ids alone is a lookup, while ids plus a ``where`` scans the whole filter
-        (70 ms on 5,000 chunks): visibility is checked on the returned rows instead.
+        (docs/measurements/performance.md): visibility is checked on the returned rows instead.
         """
         got = self.rows(embed_model, workspace_id, ids, embeddings=embeddings)
         return {i: row for i, row in got.items() if row[1].get("visible") is True}
@@ -337,11 +337,11 @@ class VectorStore:
     ) -> tuple[list[list[Hit]], dict[str, tuple[str, dict[str, Any], np.ndarray]]]:
         """Top-k per query vector, from one unfiltered kNN call on the workspace's collection,
         and the visible rows of the chunks ``also`` names (hybrid's keyword candidates) read
-        in the same call as the hits' (one call of 60 rows took 9.6 ms p50 at 100,000 chunks,
-        two of 30 10.6 ms: bench/retrieval_latency.py's store, docs/performance.md).
+        in the same call as the hits' (one call is cheaper than two: bench/retrieval_latency.py's
+        store, docs/measurements/performance.md).
 
         Any ``where`` makes Chroma evaluate the metadata filter over the whole collection first,
-        which cost far more than the kNN (~500 of 534 ms at 100,000 chunks, docs/performance.md). So
+        which cost far more than the kNN (docs/measurements/performance.md). So
         the kNN runs unfiltered, ``OVERFETCH`` deep beyond k, and the hidden (still ingesting) or
         excluded chunks are dropped from its answer. That is exact whenever k chunks survive; a
         variant for which fewer do, while the list was full, is asked again with the filter inside
@@ -350,10 +350,9 @@ class VectorStore:
         The kNN returns ids and distances only, and the rows (text, metadata and, with
         ``embeddings``, the stored vector) are read by id for the first k of each list
         together, further down a list only when some of its first k are dropped. Reading the
-        rows is what a Chroma query costs: at 100,000 chunks, three variants 40 deep took
-        4.4 ms with distances only and 23-27 ms with documents and metadata
-        (bench/retrieval_latency.py, docs/performance.md); the variants' lists overlap, and
-        the overfetched tail is rarely needed.
+        rows is what a Chroma query costs, several times the distances alone
+        (bench/retrieval_latency.py, docs/measurements/performance.md); the variants' lists
+        overlap, and the overfetched tail is rarely needed.
         """
         k = max(1, k)
         excluded = set(exclude_docs)

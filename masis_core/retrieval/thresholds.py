@@ -2,9 +2,9 @@
 
 How the defaults were chosen (``python -m bench.score_distribution``, 600 queries of the
 development set ``fitzgov-dev/retrieval``): the first-pass threshold is the similarity that
-keeps 85% of relevant query–chunk pairs. WordLlama's relevant pairs have a median of 0.51 and
-its 15th percentile is 0.27, so a generic 0.60 (tuned for other models) would drop three
-quarters of the relevant evidence. nomic-embed-text cannot be run on the machine these were
+keeps 85% of relevant query–chunk pairs: WordLlama's relevant pairs sit far below the 0.60
+tuned for other models, which would drop most of the relevant evidence (the distribution:
+docs/retrieval.md). nomic-embed-text cannot be run on the machine these were
 measured on; its value is an estimate to re-measure with ``--embedder ollama:nomic-embed-text``.
 A retry lowers the threshold by 0.05: a second pass looks a little wider, not everywhere.
 """

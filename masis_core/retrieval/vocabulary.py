@@ -7,18 +7,18 @@ question's "missing" words ("fonction", "fichier", "lit") that read as a fault o
 documents. The run now records why, and the review and the answer say it.
 
 Guards first, then two language guesses. py3langid (langid.py's model, bundled in its wheel)
-names a language other than English for 26 of the 3,160 English questions of three words or
-more in ``../shared/eval`` and ``bench/data`` ("Why do humans dream?": Nigerian Pidgin). Each
-of those holds two or more English function or question words (``STOP_WORDS``,
-``QUESTION_WORDS``), while questions in French, German, Spanish, Italian, Portuguese, Dutch,
-Polish, Russian, Japanese, Chinese and Greek hold at most one ("a", "was", "is", "in" in "Qui a
-fondé …", "Was ist …", "Wat is …", "… pacchetto in R?"); so a question with two or more, or of
+names a language other than English for some English questions ("Why do humans dream?":
+Nigerian Pidgin; docs/measurements/retrieval.md). Each of those holds two or more English
+function or question words (``STOP_WORDS``, ``QUESTION_WORDS``), while questions in French,
+German, Spanish, Italian, Portuguese, Dutch, Polish, Russian, Japanese, Chinese and Greek
+hold at most one ("a", "was", "is", "in" in "Qui a fondé …", "Was ist …", "Wat is …", "…
+pacchetto in R?"); so a question with two or more, or of
 fewer than three ASCII words, is English. Past those guards the question's language is
 compared with that of the passages its search ranked first: documents in the question's
 language answer it as they would in English. (A first version asked instead that half the
 question's words occur in no document: on the 15 manuals, whose words include "un", "en", "de",
-"la" and "tracer", it found 11 of 16 foreign questions written after it was tuned.) Measured in
-docs/retrieval.md.
+"la" and "tracer", it missed foreign questions written after it was tuned.) Measured in
+docs/measurements/retrieval.md.
 """
 
 from __future__ import annotations

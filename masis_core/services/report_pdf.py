@@ -14,7 +14,7 @@ run's citations; the PDF keeps that difference. DejaVu has no full-width bracket
 NFKC folding turned them into "[7]", a real-looking citation: they print as "⟦7⟧" ("{7}" in
 Latin-1). Arabic and Hebrew are shaped by HarfBuzz (fpdf2's text shaping, ``uharfbuzz``):
 right to left, letters joined. Shaping is switched on only for a run with right-to-left text:
-it doubled the time of a text-heavy export (1.2 s against 0.63 s, 2026-11-25). Without
+it about doubles the time of a text-heavy export (docs/measurements/performance.md). Without
 uharfbuzz the export says that right-to-left text is printed unshaped.
 """
 

@@ -1,6 +1,7 @@
 """Starting, resuming and recording research runs (the engine behind the CLI and the UI).
 
-``RunService`` is the one door the pages, the CLI and the jobs use; the work sits beside it
+``RunService`` runs them; the pages, the CLI and the jobs reach it through the door
+(``services.access.Door``), which checks the principal's role first. The work sits beside it
 in this package: the record and its table (``records``), driving the graph (``driving``),
 the heartbeat (``heartbeat``), claiming a run to resume it (``claims``) and threads of
 follow-ups (``threads``)."""

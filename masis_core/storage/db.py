@@ -453,8 +453,8 @@ class SqliteDatabase(Database):
             conn.close()
 
     def read_one(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        """On the thread's own connection: opening one per call cost 2.4 ms, an eighth of a
-        hybrid retrieval at 100,000 chunks (bench/retrieval_latency.py)."""
+        """On the thread's own connection: opening one per call was a noticeable share of a
+        hybrid retrieval (bench/retrieval_latency.py; docs/measurements/performance.md)."""
         conn = getattr(self._readers, "conn", None)
         if conn is None:
             conn = self._readers.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)

@@ -2,8 +2,8 @@
 the share of answers that were right on this workspace's own documents.
 
 The judge (``masis_core/answers/judgement.py``, its model in ``confidence.py``) is fitted on
-development cases and the manuals; on a new library its scores do not mean the same (drafts it
-scored 0.6-0.8 were right 91% of the time on FAQ PDFs it had never seen, issue #28). A
+development cases and the manuals; on a new library its scores do not mean the same (on FAQ
+PDFs it had never seen it underrated its drafts, issue #28; docs/measurements/calibration.md). A
 workspace's points are (judge score, was the answer right) pairs from two sources: its outline
 questions, asked by the calibration job (``evaluation/calibration.py``: right when the answer's
 lead cites the heading's page), and the analyst's thumbs up or down on its runs.
@@ -12,7 +12,7 @@ Two maps are fitted and scored on points they were not fitted on (five folds): P
 (a logistic curve on the judge's log-odds, pulled towards the identity by a Gaussian prior of
 precision 2: on the offset, the weight of eight answers at even odds) is kept unless
 isotonic regression (pool-adjacent-violators in numpy: twenty lines, where scikit-learn and
-SciPy would add ~100 MB to the workbench's install for the same algorithm) predicts them
+SciPy would add to the workbench's install for the same algorithm) predicts them
 clearly better (``choose``). Sixty-odd points are few for isotonic steps.
 Either is a table of knots from the lowest score fitted to the highest, read by linear
 interpolation. With too few points, or only right or only wrong ones, there is nothing to fit:
@@ -38,15 +38,15 @@ from masis_core.storage.registry import now_iso
 log = logging.getLogger(__name__)
 
 # Fewer points than this, or fewer right or wrong ones than MIN_EACH: keep the global model.
-MIN_POINTS = 20
-MIN_EACH = 3
+MIN_POINTS = POLICY.map_min_points
+MIN_EACH = POLICY.map_min_each
 # A block of the fit is pulled towards the judge's own mean score in it by this many pseudo
 # points: three right answers in a block are not 100%.
-PRIOR_WEIGHT = 2.0
-FOLDS = 5
+PRIOR_WEIGHT = POLICY.isotonic_prior_weight
+FOLDS = POLICY.map_folds
 # Platt scaling's prior: a Gaussian around the identity map (slope 1, offset 0) with this
 # precision, so a handful of points cannot turn the judge's ranking upside down.
-PLATT_PRIOR = 2.0
+PLATT_PRIOR = POLICY.platt_prior
 # Where a Platt curve is tabulated: dense near 0 and 1, where the log-odds move fast.
 PLATT_GRID = (0.0, 0.001, 0.005, 0.01, 0.02, 0.03, *(k / 40 for k in range(2, 39)), 0.97, 0.98,
               0.99, 0.995, 0.999, 1.0)  # fmt: skip
@@ -56,7 +56,7 @@ ENGINE = "offline"
 
 PointSource = Literal["outline", "verdict"]
 Status = Literal["fitted", "too_few", "one_sided", "not_ranking", "not_better"]
-VERDICT_WEIGHT = 3  # an analyst's verdict counts as this many outline points
+VERDICT_WEIGHT = POLICY.verdict_weight  # an analyst's verdict counts as this many outline points
 Method = Literal["isotonic", "platt"]
 
 
@@ -104,9 +104,10 @@ class Point:
 class CalibrationMap:
     """The fitted map: knots (judge score, calibrated probability), non-decreasing. Between
     the knots it interpolates; outside them it has seen no answer, so the judge's score
-    stands, held on the map's side of the nearest knot (the whole stays monotone): the
-    manuals' outline questions all scored 0.72-0.91, and a map flat beyond its ends had
-    raised unanswerable questions' 0.05 to 0.48. Both maps' tables end at the lowest and
+    stands, held on the map's side of the nearest knot (the whole stays monotone): outline
+    questions score in a narrow high band, and a map flat beyond its ends had raised
+    unanswerable questions' low scores to near even odds (docs/measurements/calibration.md).
+    Both maps' tables end at the lowest and
     highest scores fitted."""
 
     scores: tuple[float, ...]
@@ -214,7 +215,8 @@ def platt(points: Sequence[Point]) -> tuple[float, float]:
     slope is kept at 0 or above, so the map stays monotone: when the judge ranks this
     workspace's answers backwards the curve is flat, at the offset refitted alone (the loss is
     convex, so that is the best curve with a slope of 0 or more). The offset of the backwards
-    fit is not that: on scores 0.8-0.97 right 30% of the time it put the flat map at 0.71."""
+    fit is not that: it put the flat map far above the points' share right
+    (docs/measurements/calibration.md)."""
     x = logit(np.array([p.score for p in points]))
     y = np.array([float(p.right) for p in points])
     slope, offset = map_logistic(np.column_stack([x, np.ones_like(x)]), y, np.array([1.0, 0.0]))
@@ -227,8 +229,8 @@ def platt(points: Sequence[Point]) -> tuple[float, float]:
 def platt_map(points: Sequence[Point]) -> CalibrationMap:
     """The Platt curve of the points, tabulated on ``PLATT_GRID`` from the lowest score fitted
     to the highest. Beyond them the judge's score stands (``CalibrationMap``), as for the
-    isotonic map: the curve over all of 0-1 raised the held-out drafts the judge scored
-    0.01-0.05 to 0.22-0.33 on the unseen PDFs and the manuals, below any point fitted."""
+    isotonic map: the curve over all of 0-1 raised the held-out drafts the judge scored lowest,
+    below any point fitted, towards the bar (docs/measurements/calibration.md)."""
     a, b = platt(points)
     lo, hi = min(p.score for p in points), max(p.score for p in points)
     grid = np.array([lo, *(g for g in PLATT_GRID if lo < g < hi), hi])
@@ -262,11 +264,10 @@ def choose(points: Sequence[Point]) -> tuple[Method, dict[str, dict[str, Any]]]:
     the paired difference. Returns the method and both maps' held-out figures.
 
     Why not simply the lower Brier score: on sixty points the two are often within a
-    thousandth, and the winner of a tie decides the answers. On the unseen FAQ PDFs with the
-    reader, isotonic won 0.1605 to 0.1613 (held-out ECE 0.131 against Platt's 0.099) and
-    rated seven drafts about 0.95 that were right five times; with Platt kept, the ECE over
-    the 89 held-out questions' drafts fell from 0.089 to 0.078 (docs/answers-and-confidence.md).
-    A plateau the logistic curve cannot take still wins clearly."""
+    thousandth, and the winner of a tie decides the answers: on the unseen FAQ PDFs isotonic
+    won such a tie and calibrated worse, held out, than Platt
+    (docs/measurements/calibration.md, "Platt or isotonic by held-out Brier score"). A
+    plateau the logistic curve cannot take still wins clearly."""
     methods: tuple[Method, ...] = ("platt", "isotonic")
     pairs = {m: _held_out_pairs(points, m) for m in methods}
     errors = {m: _squared_errors(pairs[m]) for m in methods}

@@ -7,7 +7,8 @@ run, per workspace, and once a workspace has ``MIN_PICKS`` of them its windows a
 weights refitted on them: the same features and the same model as ``fit_passages`` (a softmax
 over each choice's windows), by Newton's method, with a Gaussian prior of precision
 ``PICK_PRIOR`` centred on the shipped weights, so a few picks move the weights only as far as
-they agree. Another workspace keeps the shipped weights (docs/answers-and-confidence.md).
+they agree. Another workspace keeps the shipped weights (docs/review.md, "Picks teach the
+workspace's passage scorer").
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ log = logging.getLogger(__name__)
 
 MIN_PICKS = POLICY.min_picks
 PICK_PRIOR = POLICY.pick_prior
-MAX_PICKS = 500  # the newest picks a refit reads: a library's taste, not its history
-NEWTON_STEPS = 25
+MAX_PICKS = POLICY.max_picks
+NEWTON_STEPS = POLICY.pick_newton_steps
 
 Features = dict[str, float]
 Pick = tuple[Features, list[Features]]  # (chosen, passed over)

@@ -56,11 +56,10 @@ def single_threaded_blas() -> None:
     The products here are small (a pool's word vectors against a query's, a pool's chunk
     vectors against the query vector) and come from several worker threads at once. OpenBLAS
     splits each over all cores anyway, and on a busy 2-core machine its threads wait for one
-    another: a 20 x 256 by 256 x 3,000 product took 27-32 ms with two threads against 1.0 ms
-    with one, and 100 hybrid retrievals at 100,000 chunks 101 against 48 ms p50 in the same
-    minute (docs/performance.md, retrieval latency). Nothing in the workbench multiplies
-    matrices large enough to gain from more threads (WordLlama pools with sums, Chroma's
-    search is native code of its own)."""
+    another: such a product, and a hybrid retrieval, were many times slower with two threads
+    than with one (docs/measurements/performance.md, retrieval latency). Nothing in the
+    workbench multiplies matrices large enough to gain from more threads (WordLlama pools with
+    sums, Chroma's search is native code of its own)."""
     if os.environ.keys() & {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"}:
         return
     from threadpoolctl import threadpool_limits

@@ -12,17 +12,18 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from masis_core.answers.policy import POLICY
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
 from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list, pick_features
-from masis_core.retrieval.thresholds import threshold_for
+from masis_core.retrieval.thresholds import FLOOR, threshold_for
 from masis_core.state import ResearchState, all_evidence
 from masis_core.workspaces.picks import PickStore
 
 log = logging.getLogger(__name__)
 
-THRESHOLD_STEP = 0.1
+THRESHOLD_STEP = POLICY.review_threshold_step
 
 
 def validate(payload: Mapping[str, Any], response: Any) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def node(state: ResearchState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             int(state.get("retry_count") or 0),
             state.get("threshold_override"),
         )
-        lowered = round(max(0.05, current - THRESHOLD_STEP), 3)
+        lowered = round(max(FLOOR, current - THRESHOLD_STEP), 3)
         entry["threshold"] = lowered
         return {**_fresh_pass(threshold_override=lowered), "trace": [entry]}
     # choose_source: drop the other sides of every conflict the chosen source is part of.
