@@ -463,6 +463,28 @@ def _prose(words: list[str]) -> bool:
     )
 
 
+# A program's name in lower case, opening a sentence as its subject: "upsd refuses to serve
+# up data that isn't fresh, ..." (the NUT FAQ), "git stores ...". Not a dotted or called name
+# (code: ``_CODE_NAME``), not a function word (a fragment's "some drivers ...").
+_LOWER_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,24}$")
+MIN_NAMED_WORDS = 6
+
+
+def _named_first(words: list[str]) -> bool:
+    """Prose but for its first word, a name written in lower case before a plain verb: the
+    segmenter had dropped such a sentence as debris, and with it the run it broke ("It means
+    your UPS driver hasn't updated things ... upsd refuses to serve up data ... If this
+    happens to you, make sure your driver is still running")."""
+    return (
+        len(words) >= MIN_NAMED_WORDS
+        and _LOWER_NAME.match(words[0]) is not None
+        and not _is_stop(words[0])
+        and _PLAIN_WORD.match(words[1]) is not None
+        and not _is_stop(words[1])
+        and _prose([words[0].capitalize(), *words[1:]])
+    )
+
+
 def _statistic(words: list[str], k: int) -> bool:
     """``words[k]`` is the "=" of a reported statistic ("Cohen's d = 0.82", "p = 0.03",
     "I-squared = 18%", "k = 2"), not an assignment in code ("type = 7", "x = f(y)")."""
@@ -729,7 +751,7 @@ class _Peeler:
             return "fragment"
         if at_end and words[-1].lower() in _ABBREVIATIONS:
             return "fragment"
-        if _prose(words):
+        if _prose(words) or _named_first(words):
             return "sentence"
         numeric = sum(1 for w in words if NUMERIC_WORD.match(w) or _ALL_CAPS.match(w))
         return "table" if numeric >= 0.4 * len(words) else "debris"
