@@ -39,6 +39,7 @@ from masis_core.text.sentences import content_stems
 SHORT_SECTION_WORDS = POLICY.short_section_words
 OPENING_WORDS = POLICY.opening_words
 MAX_OPENING_WORDS = POLICY.max_opening_words
+OPENING_MARGIN = POLICY.opening_margin
 BM25_K1 = POLICY.bm25_k1
 BM25_B = POLICY.bm25_b
 HEADING_REPEAT = POLICY.heading_repeat
@@ -152,12 +153,17 @@ def opening(sec: Section) -> Window | None:
     (at most ``MAX_OPENING_WORDS``, and ``MAX_LEAD_SENTENCES`` sentences). Only an entry
     headed by its question: that its opening answers was measured on FAQ entries, and a
     report's short section may open with anything (its best window is quoted instead)."""
-    if not opens_entry(sec.heading) or sec.words > SHORT_SECTION_WORDS or not sec.sentences:
+    if not opens_entry(sec.heading) or not sec.sentences:
         return None
     first = sec.sentences[0]
     single = next((w for w in sec.windows if w.sentences == [first]), None)
     if single is None or first.follows:
         return None
+    if sec.words > SHORT_SECTION_WORDS:
+        best = max(w.score for w in sec.windows)
+        near = max(w.score for w in sec.windows if w.sentences[0] is first)
+        if near < best - OPENING_MARGIN:
+            return None
     run, taken, words = single.run, 0, 0
     while taken < min(len(run), MAX_LEAD_SENTENCES) and words < OPENING_WORDS:
         more = len(run[taken].text.split())
