@@ -467,11 +467,13 @@ def _prose(words: list[str]) -> bool:
 # up data that isn't fresh, ..." (the NUT FAQ), "git stores ...". Not a dotted or called name
 # (code: ``_CODE_NAME``), not a function word (a fragment's "some drivers ...").
 _LOWER_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,24}$")
+# Its verb, as a subject's: "refuses", "starts", "calls" (not "mode", "logical", "size").
+_VERB_S = re.compile(r"^[a-z]{2,}(?<![su])s$")
 MIN_NAMED_WORDS = 6
 
 
 def _named_first(words: list[str]) -> bool:
-    """Prose but for its first word, a name written in lower case before a plain verb: the
+    """Prose but for its first word, a name written in lower case before its verb: the
     segmenter had dropped such a sentence as debris, and with it the run it broke ("It means
     your UPS driver hasn't updated things ... upsd refuses to serve up data ... If this
     happens to you, make sure your driver is still running")."""
@@ -479,7 +481,7 @@ def _named_first(words: list[str]) -> bool:
         len(words) >= MIN_NAMED_WORDS
         and _LOWER_NAME.match(words[0]) is not None
         and not _is_stop(words[0])
-        and _PLAIN_WORD.match(words[1]) is not None
+        and _VERB_S.match(words[1]) is not None
         and not _is_stop(words[1])
         and _prose([words[0].capitalize(), *words[1:]])
     )
