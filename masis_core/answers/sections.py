@@ -159,8 +159,8 @@ def opening(sec: Section) -> Window | None:
     single = next((w for w in sec.windows if w.sentences == [first]), None)
     if single is None or first.follows:
         return None
-    if sec.words > SHORT_SECTION_WORDS and not _opening_holds(sec, first):
-        return None
+    if sec.words > SHORT_SECTION_WORDS:
+        return _best_opening(sec, first)
     run, taken, words = single.run, 0, 0
     while taken < min(len(run), MAX_LEAD_SENTENCES) and words < OPENING_WORDS:
         more = len(run[taken].text.split())
@@ -170,15 +170,15 @@ def opening(sec: Section) -> Window | None:
     return Window(single.passage, 0, run[:taken], run, single.features, single.score)
 
 
-def _opening_holds(sec: Section, first: Sentence) -> bool:
-    """Whether a longer entry's opening answers as well as its best window: a window that
-    opens it scores within ``OPENING_MARGIN`` of the best, and holds what the question asks
-    for (a figure, a name) whenever the best does ("By how much did performance drop?" is
-    answered by "at least 30% slower" further down, not by the entry's opening)."""
+def _best_opening(sec: Section, first: Sentence) -> Window | None:
+    """A longer entry's best window among those that open it, when it answers as well as the
+    entry's best window: it scores within ``OPENING_MARGIN`` of it, and holds what the
+    question asks for (a figure, a name) whenever the best does. None otherwise: the best
+    window leads."""
     best = max(sec.windows, key=lambda w: w.score)
     near = max((w for w in sec.windows if w.sentences[0] is first), key=lambda w: w.score)
     missing = near.features.get("asked_missing", 0.0) > best.features.get("asked_missing", 0.0)
-    return near.score >= best.score - OPENING_MARGIN and not missing
+    return near if near.score >= best.score - OPENING_MARGIN and not missing else None
 
 
 def _overlaps(a: Window, b: Window) -> bool:
