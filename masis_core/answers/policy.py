@@ -122,14 +122,6 @@ class AnswerPolicy:
         60, "hand", "an opening quote grows by whole sentences to at least this many words"
     )
     max_opening_words: int = setting(110, "hand", "set by hand; no measurement recorded")
-    opening_margin: float = setting(
-        0.5,
-        "measured",
-        "a FAQ entry longer than short_section_words is quoted from its opening when a window "
-        "that opens it scores within this much of the entry's best window: on the FAQ "
-        "development set 0 to 1 changed no draft, always the opening (no margin) lost 2 of 60 "
-        "leads; the NUT FAQ's data-stale entry (opening 5.59, best 5.84) needs 0.25 or more",
-    )
     bm25_k1: float = setting(1.2, "hand", "BM25's customary term saturation")
     bm25_b: float = setting(0.75, "hand", "BM25's customary length normalisation")
     heading_repeat: int = setting(

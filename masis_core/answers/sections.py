@@ -39,7 +39,6 @@ from masis_core.text.sentences import content_stems
 SHORT_SECTION_WORDS = POLICY.short_section_words
 OPENING_WORDS = POLICY.opening_words
 MAX_OPENING_WORDS = POLICY.max_opening_words
-OPENING_MARGIN = POLICY.opening_margin
 BM25_K1 = POLICY.bm25_k1
 BM25_B = POLICY.bm25_b
 HEADING_REPEAT = POLICY.heading_repeat
@@ -153,14 +152,12 @@ def opening(sec: Section) -> Window | None:
     (at most ``MAX_OPENING_WORDS``, and ``MAX_LEAD_SENTENCES`` sentences). Only an entry
     headed by its question: that its opening answers was measured on FAQ entries, and a
     report's short section may open with anything (its best window is quoted instead)."""
-    if not opens_entry(sec.heading) or not sec.sentences:
+    if not opens_entry(sec.heading) or sec.words > SHORT_SECTION_WORDS or not sec.sentences:
         return None
     first = sec.sentences[0]
     single = next((w for w in sec.windows if w.sentences == [first]), None)
     if single is None or first.follows:
         return None
-    if sec.words > SHORT_SECTION_WORDS:
-        return _best_opening(sec, first)
     run, taken, words = single.run, 0, 0
     while taken < min(len(run), MAX_LEAD_SENTENCES) and words < OPENING_WORDS:
         more = len(run[taken].text.split())
@@ -168,17 +165,6 @@ def opening(sec: Section) -> Window | None:
             break
         taken, words = taken + 1, words + more
     return Window(single.passage, 0, run[:taken], run, single.features, single.score)
-
-
-def _best_opening(sec: Section, first: Sentence) -> Window | None:
-    """A longer entry's best window among those that open it, when it answers as well as the
-    entry's best window: it scores within ``OPENING_MARGIN`` of it, and holds what the
-    question asks for (a figure, a name) whenever the best does. None otherwise: the best
-    window leads."""
-    best = max(sec.windows, key=lambda w: w.score)
-    near = max((w for w in sec.windows if w.sentences[0] is first), key=lambda w: w.score)
-    missing = near.features.get("asked_missing", 0.0) > best.features.get("asked_missing", 0.0)
-    return near if near.score >= best.score - OPENING_MARGIN and not missing else None
 
 
 def _overlaps(a: Window, b: Window) -> bool:
