@@ -370,7 +370,7 @@ def quotable(p: Passage) -> list[list[Sentence]]:
             runs.append([])
             continue
         title = []
-        p.segments[i] = _label_sentence(seg)
+        p.segments[i] = _label_sentence(p.segments, i)
         seg = p.segments[i]  # noqa: PLW2901 (the sentence a label's number stood before)
         opened = _heading(p.segments, i, answered, p.cut_start)
         if isinstance(opened, str):
@@ -454,12 +454,20 @@ _SENTENCE_OPENERS = wordset(
 MIN_LABEL_SENTENCE_WORDS = POLICY.min_label_sentence_words
 
 
-def _label_sentence(seg: Segment) -> Segment:
-    """A "heading" that is a sentence after a label's bare number, as the sentence it is
-    (without the number); any other segment as it is."""
+def _label_sentence(segments: list[Segment], i: int) -> Segment:
+    """A "heading" that is a sentence after a label and its bare number ("Answer" then "1 We
+    try to follow ..."), as the sentence it is (without the number); any other segment as it
+    is (a code listing's line number before prose keeps its heading: "2 This generates ...")."""
+    seg = segments[i]
     words = seg.text.split()
+    j = i - 1
+    while j >= 0 and segments[j].kind == "header":
+        j -= 1
+    label = segments[j].text.split() if j >= 0 else []
     if (
         seg.kind != "heading"
+        or len(label) != 1
+        or not label[0][:1].isupper()
         or len(words) <= MIN_LABEL_SENTENCE_WORDS
         or not _LABEL_NUMBER.match(words[0])
         or words[1] not in _SENTENCE_OPENERS
