@@ -743,6 +743,11 @@ class _Peeler:
             caps += 1
         return caps if caps >= 3 else None
 
+    def _after_a_sentence(self, lo: int) -> bool:
+        """The words before ``lo`` end a sentence: a lower-case name may then open the next
+        one, where at a line's or a list's break it is as often a fragment's middle."""
+        return lo > 0 and _TERMINAL.search(self.words[lo - 1]) is not None
+
     def _kind(self, lo: int, hi: int) -> SegmentKind:
         words = self.words[lo:hi]
         at_start = lo == 0 and self.cut_start
@@ -753,7 +758,7 @@ class _Peeler:
             return "fragment"
         if at_end and words[-1].lower() in _ABBREVIATIONS:
             return "fragment"
-        if _prose(words) or _named_first(words):
+        if _prose(words) or (self._after_a_sentence(lo) and _named_first(words)):
             return "sentence"
         numeric = sum(1 for w in words if NUMERIC_WORD.match(w) or _ALL_CAPS.match(w))
         return "table" if numeric >= 0.4 * len(words) else "debris"
