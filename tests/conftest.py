@@ -127,3 +127,18 @@ def plant(bench: Workbench) -> Workspace:
     report = Ingestor(bench).ingest_bytes(ws, make_pdf([BOILER, PUMP]), "plant.pdf")
     assert report.status == "ingested"
     return ws
+
+
+NUT_FAQ = Path(__file__).parent / "fixtures" / "nut-faq.pdf"
+
+
+@pytest.fixture(scope="module")
+def nut_faq(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workbench, str]:
+    """The NUT FAQ (an outline entry per question) ingested once per module: tests only read
+    it."""
+    from ingest.pipeline import Ingestor
+
+    bench = Workbench(Settings.local(tmp_path_factory.mktemp("nut"), provider="offline"))
+    ws = bench.create_workspace("nut", "wordllama")
+    assert Ingestor(bench).ingest_path(ws, NUT_FAQ).status == "ingested"
+    return bench, ws.id

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from masis_core.__main__ import main
 from masis_core.answers.followup import Turn, offline_rewrite, subject_queries, thread_subject
-from masis_core.config import Settings
 from masis_core.errors import InputError
 from masis_core.graph.nodes import planner, researcher
 from masis_core.retrieval.thresholds import threshold_for
@@ -354,20 +352,6 @@ def test_the_missing_words_of_a_follow_up_are_the_analysts_own() -> None:
 
 
 # -- a follow-up's search carries the thread's subject ------------------------------------------
-NUT_FAQ = Path(__file__).parent / "fixtures" / "nut-faq.pdf"
-
-
-@pytest.fixture(scope="module")
-def nut_faq(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workbench, str]:
-    """The NUT FAQ ingested once: the three pairs only read it."""
-    from ingest.pipeline import Ingestor
-
-    bench = Workbench(Settings.local(tmp_path_factory.mktemp("nut"), provider="offline"))
-    ws = bench.create_workspace("nut", "wordllama")
-    assert Ingestor(bench).ingest_path(ws, NUT_FAQ).status == "ingested"
-    return bench, ws.id
-
-
 PAIRS = [
     # Issue 51: found no qualifying evidence; only a lowered threshold found the passage.
     ("What's this about data stale?", "How do I make it go away?", "raise the value of MAXAGE"),

@@ -6,11 +6,14 @@ opening answers, next to entries that share the question's words without answeri
 
 from __future__ import annotations
 
+import json
+
 from masis_core.answers import compose as today
 from masis_core.answers import sections
 from masis_core.answers.offline import paragraph_headings, render_answer
 from masis_core.graph.reviews import candidates
 from masis_core.state import Evidence
+from masis_core.text.sentences import segment
 
 FAQ = (
     "3.1 How do I stop the data stale warning? The data stale warning means the driver has "
@@ -239,3 +242,65 @@ def test_a_chapter_title_before_a_run_in_heading_is_not_quoted() -> None:
         "Rcpp has been specifically designed to be used by other packages and their authors."
         in said
     )
+
+
+# An entry as the NUT FAQ prints it: its number, a title of two sentences (the outline writes
+# "doesn't" where the page has "doesn’t"), then its answers under "Answer 1" and "Answer 2".
+THREE = "Why doesn't upsd implement the functionality of upsmon? I have to run THREE programs!"
+ENTRY = (
+    "Merely having the driver start up is not necessarily an indication of success. "
+    "9 Why doesn’t upsd implement the functionality of upsmon? I have to run THREE programs! "
+    "Answer 1 We try to follow the tool for the job philosophy. It may mean more programs "
+    "running, but the flexibility you get is usually worth it. Imagine a data room with a "
+    "bunch of machines all drawing power from the same UPS. The rest of them just run upsmon. "
+    "Besides, if upsmon were rolled into upsd, upsd would get even bigger than it is now. "
+    "Answer 2 If this really bothers you, write your own program on top of the state sockets. "
+    "It won’t work over the network. It also means only one host can monitor the UPS."
+)
+
+
+def stored(text: str, titles: list[tuple[str, str]]) -> str:
+    """A chunk's stored sections as ingest writes them: each title starts where its first
+    words stand in the text (after the printed number)."""
+    words = text.split()
+    starts = []
+    for n, (first, title) in enumerate(titles):
+        at = next(i for i in range(len(words)) if " ".join(words[i:]).startswith(first))
+        starts.append([at, 7 + n, title])
+    return json.dumps(starts)
+
+
+def test_a_stored_title_of_two_sentences_heads_its_whole_entry_and_is_never_quoted() -> None:
+    """The heading line's number stood before the outline's title, so the heading had been
+    read as the section before's, the title's second sentence quoted as the entry's answer,
+    and "1 We try to follow ..." (after the label "Answer") taken for a heading that cut the
+    entry in two: "Can more than one computer monitor the same UPS?" led with "I have to run
+    THREE programs to monitor my UPS!"."""
+    evidence = [
+        {**ev(ENTRY, 14), "sections": stored(ENTRY, [("Merely", "Which cable?"), ("Why", THREE)])}
+    ]
+    question = "Can more than one computer monitor the same UPS?"
+    found, headings = today.sectioned_windows(question, evidence)
+    entry = [s for s in sections.group(found, headings) if s.heading == THREE]
+    assert len(entry) == 1 and entry[0].sentences[0].text.startswith("We try to follow")
+    said = {s.text for w in found for s in w.sentences}
+    assert not any("THREE" in t or "Why doesn" in t for t in said)
+    answer = render_answer(sections.compose(question, evidence))
+    assert "I have to run THREE" not in answer
+    assert "The rest of them just run upsmon." in answer
+
+
+def test_a_program_named_in_lower_case_may_open_a_sentence() -> None:
+    """ "upsd refuses ..." was debris, and it cut the data-stale entry's opening off from its
+    remedy; a fragment or code in lower case stays what it was."""
+    text = (
+        "It means your UPS driver hasn’t updated things in a little while. upsd refuses to "
+        "serve up data that isn’t fresh, so you get the errors about staleness. If this "
+        "happens to you, make sure your driver is still running. Note: some drivers need "
+        "more time. is.factor is generic and works."
+    )
+    found = [(s.kind, s.text) for s in segment(text)]
+    assert ("sentence", "upsd refuses to serve up data that isn’t fresh, so you get the errors "
+            "about staleness.") in found  # fmt: skip
+    assert ("debris", "some drivers need more time.") in found
+    assert ("debris", "is.factor is generic and works.") in found

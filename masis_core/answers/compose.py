@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.places import PATH_SEPARATOR, heading_path
 from masis_core.text.sentences import Segment, content_stems, defang, segment
-from masis_core.text.words import STOP_WORDS
+from masis_core.text.words import STOP_WORDS, wordset
 
 log = logging.getLogger(__name__)
 
@@ -352,16 +353,25 @@ def quotable(p: Passage) -> list[list[Sentence]]:
     p.headings, p.keys = [""], [None]
     at: tuple[str, int, str] | None = None  # the stored section the last segment lay in
     answered = True  # the text before the first heading is no entry's question
+    title: list[str] = []  # the words of the stored title not yet seen in the text
     for i, seg in enumerate(p.segments):
         if seg.kind == "header":
             continue
-        if p.stored and (now := p.stored[bisect_right(p.word_starts, seg.start) - 1]) != at:
+        if p.stored and (now := _stored_at(p, seg)) != at:
             if now is not None:  # a stored section starts: its title heads what follows
                 p.headings.append(now[2])
                 p.keys.append(now[:2])
-                heading = _stems(now[2])
+                heading, title = _stems(now[2]), _title_words(now[2])
                 runs.append([])
             at = now
+        rest = _title_rest(title, seg.text) if title else None
+        if rest is not None:  # the stored title's own words, in one piece or two ("...
+            title, answered = rest, False  # upsmon?" then "I have to run THREE ...!")
+            runs.append([])
+            continue
+        title = []
+        p.segments[i] = _label_sentence(p.segments, i)
+        seg = p.segments[i]  # noqa: PLW2901 (the sentence a label's number stood before)
         opened = _heading(p.segments, i, answered, p.cut_start)
         if isinstance(opened, str):
             if runs[-1] and runs[-1][-1].text.split()[-1] == opened.split()[0]:
@@ -390,6 +400,82 @@ def quotable(p: Passage) -> list[list[Sentence]]:
             )
         )
     return [run for run in runs if run]
+
+
+# A heading's printed number: "9", "3.2.", "B.4" (not a lone capital: "I have to run ...").
+_SECTION_NUMBER = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*|[A-Z](?:\.\d{1,3})+)\.?$")
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+def _title_words(text: str) -> list[str]:
+    """A title's words as compared with the text (NFKC, without punctuation, lower case, a
+    leading section number left out): the outline writes "doesn't" where the page has
+    "doesn’t", and the page's heading line carries its number."""
+    said = text.split()
+    if len(said) > 1 and _SECTION_NUMBER.match(said[0]):
+        said = said[1:]
+    words = (_NOT_WORD.sub("", unicodedata.normalize("NFKC", w)).lower() for w in said)
+    return [w for w in words if w]
+
+
+def _title_rest(title: list[str], text: str) -> list[str] | None:
+    """What is left of the stored title once the segment ``text`` is read as its next
+    words; None when the segment is not its continuation (the body has begun)."""
+    said = _title_words(text)
+    return title[len(said) :] if said and title[: len(said)] == said else None
+
+
+def _stored_at(p: Passage, seg: Segment) -> tuple[str, int, str] | None:
+    """The stored section a segment lies in: the one in force at its first word, or the one
+    whose title starts right after that word when the word is the heading's printed number
+    ("9 Why doesn't upsd ...": the outline's title starts at "Why", and the heading belongs
+    to its own section, not to the one before)."""
+    first = bisect_right(p.word_starts, seg.start) - 1
+    now = p.stored[first]
+    ahead = first + 1
+    if (
+        ahead < len(p.stored)
+        and p.word_starts[ahead] < seg.end
+        and p.stored[ahead] != now
+        and _SECTION_NUMBER.match(p.words[first])
+    ):
+        return p.stored[ahead]
+    return now
+
+
+# A sentence after a label's number ("Answer 1 We try to follow the ... philosophy."): the
+# segmenter reads "1" as a chapter's number and the sentence as its title; a title neither
+# ends with a full stop nor opens like this.
+_LABEL_NUMBER = re.compile(r"^\d{1,2}$")
+_SENTENCE_OPENERS = wordset(
+    "The We It If This These They You There Here However Please When While Since Because "
+    "Although Unless Whereas"
+)
+MIN_LABEL_SENTENCE_WORDS = POLICY.min_label_sentence_words
+
+
+def _label_sentence(segments: list[Segment], i: int) -> Segment:
+    """A "heading" that is a sentence after a label and its bare number ("Answer" then "1 We
+    try to follow ..."), as the sentence it is (without the number); any other segment as it
+    is (a code listing's line number before prose keeps its heading: "2 This generates ...")."""
+    seg = segments[i]
+    words = seg.text.split()
+    j = i - 1
+    while j >= 0 and segments[j].kind == "header":
+        j -= 1
+    label = segments[j].text.split() if j >= 0 else []
+    if (
+        seg.kind != "heading"
+        or len(label) != 1
+        or not label[0][:1].isupper()
+        or len(words) <= MIN_LABEL_SENTENCE_WORDS
+        or not _LABEL_NUMBER.match(words[0])
+        or words[1] not in _SENTENCE_OPENERS
+        or not seg.text.endswith((".", "!"))
+    ):
+        return seg
+    skip = seg.text.index(words[1])
+    return Segment("sentence", seg.text[skip:], seg.start + skip, seg.end)
 
 
 def _names(line: str, title: str) -> bool:

@@ -79,6 +79,12 @@ class AnswerPolicy:
     min_entry_words: int = setting(
         3, "hand", "a question shorter than this ('How come?') asks again; it heads no entry"
     )
+    min_label_sentence_words: int = setting(
+        5,
+        "hand",
+        "a 'heading' after a label's number ('Answer 1 The drivers drop root privileges "
+        "...') longer than this, ending with a full stop, is the sentence it reads as",
+    )
     max_title_words: int = setting(
         12,
         "hand",

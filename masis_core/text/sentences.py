@@ -463,6 +463,30 @@ def _prose(words: list[str]) -> bool:
     )
 
 
+# A program's name in lower case, opening a sentence as its subject: "upsd refuses to serve
+# up data that isn't fresh, ..." (the NUT FAQ), "git stores ...". Not a dotted or called name
+# (code: ``_CODE_NAME``), not a function word (a fragment's "some drivers ...").
+_LOWER_NAME = re.compile(r"^[a-z][a-z0-9_-]{1,24}$")
+# Its verb, as a subject's: "refuses", "starts", "calls" (not "mode", "logical", "size").
+_VERB_S = re.compile(r"^[a-z]{2,}(?<![su])s$")
+MIN_NAMED_WORDS = 6
+
+
+def _named_first(words: list[str]) -> bool:
+    """Prose but for its first word, a name written in lower case before its verb: the
+    segmenter had dropped such a sentence as debris, and with it the run it broke ("It means
+    your UPS driver hasn't updated things ... upsd refuses to serve up data ... If this
+    happens to you, make sure your driver is still running")."""
+    return (
+        len(words) >= MIN_NAMED_WORDS
+        and _LOWER_NAME.match(words[0]) is not None
+        and not _is_stop(words[0])
+        and _VERB_S.match(words[1]) is not None
+        and not _is_stop(words[1])
+        and _prose([words[0].capitalize(), *words[1:]])
+    )
+
+
 def _statistic(words: list[str], k: int) -> bool:
     """``words[k]`` is the "=" of a reported statistic ("Cohen's d = 0.82", "p = 0.03",
     "I-squared = 18%", "k = 2"), not an assignment in code ("type = 7", "x = f(y)")."""
@@ -719,6 +743,11 @@ class _Peeler:
             caps += 1
         return caps if caps >= 3 else None
 
+    def _after_a_sentence(self, lo: int) -> bool:
+        """The words before ``lo`` end a sentence: a lower-case name may then open the next
+        one, where at a line's or a list's break it is as often a fragment's middle."""
+        return lo > 0 and _TERMINAL.search(self.words[lo - 1]) is not None
+
     def _kind(self, lo: int, hi: int) -> SegmentKind:
         words = self.words[lo:hi]
         at_start = lo == 0 and self.cut_start
@@ -729,7 +758,7 @@ class _Peeler:
             return "fragment"
         if at_end and words[-1].lower() in _ABBREVIATIONS:
             return "fragment"
-        if _prose(words):
+        if _prose(words) or (self._after_a_sentence(lo) and _named_first(words)):
             return "sentence"
         numeric = sum(1 for w in words if NUMERIC_WORD.match(w) or _ALL_CAPS.match(w))
         return "table" if numeric >= 0.4 * len(words) else "debris"
