@@ -7,15 +7,9 @@
 # git-doc 1:2.39.5-0+deb12u3 (8, 13, 7, 12 and 35 pages; two prints had the same page texts,
 # though their bytes differ by a creation date). Needs apt-get and chromium.
 set -euo pipefail
-dir=${1:?usage: fetch-faq-dev-pdfs.sh DIR}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-if [ -z "$(ls -A "$dir")" ]; then
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get download -qq python3.11-doc git-doc >/dev/null 2>&1
-  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+. "$(dirname "$0")/debs.sh"
+if debs_start "${1:?usage: fetch-faq-dev-pdfs.sh DIR}"; then
+  debs_unpack python3.11-doc git-doc
   print() {
     chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
       --disable-background-networking --disable-component-update --disable-sync \
@@ -26,6 +20,6 @@ if [ -z "$(ls -A "$dir")" ]; then
     print "usr/share/doc/python3.11/html/faq/$page.html" "python-faq-$page.pdf"
   done
   print usr/share/doc/git-doc/gitfaq.html gitfaq.pdf
-  for deb in *.deb; do dpkg-deb -f "$deb" Package Version | paste -sd' '; done
+  debs_versions
 fi
 ls -l "$dir"

@@ -10,22 +10,15 @@
 # package version and SHA-256, and warns when a file differs from the one the gold pages were
 # read off (r-cran-zoo 1.8-11-1, glpk-doc 5.0-1, r-cran-lme4 1.1-31-1).
 set -euo pipefail
-dir=${1:?usage: fetch-heldout-s12-pdfs.sh DIR}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-if [ -z "$(ls -A "$dir")" ]; then
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get download -qq r-cran-zoo glpk-doc r-cran-lme4 >/dev/null 2>&1
-  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+. "$(dirname "$0")/debs.sh"
+if debs_start "${1:?usage: fetch-heldout-s12-pdfs.sh DIR}"; then
+  debs_unpack r-cran-zoo glpk-doc r-cran-lme4
   cp x/usr/lib/R/site-library/zoo/doc/zoo-faq.pdf "$dir/zoo-faq.pdf"
   cp x/usr/share/doc/glpk-doc/gmpl.pdf "$dir/gmpl.pdf"
   cp x/usr/lib/R/site-library/lme4/doc/lmer.pdf "$dir/lmer.pdf"
-  for deb in *.deb; do dpkg-deb -f "$deb" Package Version | paste -sd' '; done
+  debs_versions
 fi
-(cd "$dir" && sha256sum -- *.pdf)
-(cd "$dir" && sha256sum --quiet -c - <<'SUMS') || echo "warning: a PDF differs from the one the gold pages were read off" >&2
+debs_check <<'SUMS'
 10441a849d6dcd7901cdeca635d798ac6171e005a1530693d0228c6550fb6087  zoo-faq.pdf
 df54ba811d1fe3c041447b575997298d63b0a6366e39454ef2efc382f08203c2  gmpl.pdf
 d13d6caf549b44c3543d01a7445c327ac472d266a8aee24f68a8d31d45d02ec9  lmer.pdf

@@ -11,22 +11,15 @@
 # package version and SHA-256, and warns when a file differs from the one the gold pages were
 # read off (bacula-doc 9.6.7-2, sdcc-doc 4.2.0+dfsg-1, r-cran-rpart 4.1.19-1).
 set -euo pipefail
-dir=${1:?usage: fetch-heldout-s13-pdfs.sh DIR}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-if [ -z "$(ls -A "$dir")" ]; then
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get download -qq bacula-doc sdcc-doc r-cran-rpart >/dev/null 2>&1
-  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+. "$(dirname "$0")/debs.sh"
+if debs_start "${1:?usage: fetch-heldout-s13-pdfs.sh DIR}"; then
+  debs_unpack bacula-doc sdcc-doc r-cran-rpart
   gunzip -c x/usr/share/doc/bacula-doc/pdf/problems.pdf.gz >"$dir/bacula-problems.pdf"
   gunzip -c x/usr/share/doc/sdcc-doc/sdccman.pdf.gz >"$dir/sdccman.pdf"
   cp x/usr/lib/R/library/rpart/doc/longintro.pdf "$dir/longintro.pdf"
-  for deb in *.deb; do dpkg-deb -f "$deb" Package Version | paste -sd' '; done
+  debs_versions
 fi
-(cd "$dir" && sha256sum -- *.pdf)
-(cd "$dir" && sha256sum --quiet -c - <<'SUMS') || echo "warning: a PDF differs from the one the gold pages were read off" >&2
+debs_check <<'SUMS'
 63319678793a9917d952d621de7bb348cbdd2db1bbe3ad7222549a63e728acce  bacula-problems.pdf
 8887f9fd940ee8aabe9429c28b53f264669f5c2c406688baf4b3d6c49438b2fb  sdccman.pdf
 1c317118473a2b93c3232da610e37bdb45592e948a3efd4059202fee0fcd4d27  longintro.pdf

@@ -11,22 +11,15 @@
 # read off (r-cran-rcpp 1.0.10-1, gutenprint-doc 5.3.4.20220624T01008808d602-1,
 # texlive-lang-english 2022.20230122-1).
 set -euo pipefail
-dir=${1:?usage: fetch-heldout51-pdfs.sh DIR}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cd "$work"
-if [ -z "$(ls -A "$dir")" ]; then
-  apt-get update -qq >/dev/null 2>&1 || true
-  apt-get download -qq r-cran-rcpp gutenprint-doc texlive-lang-english >/dev/null 2>&1
-  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+. "$(dirname "$0")/debs.sh"
+if debs_start "${1:?usage: fetch-heldout51-pdfs.sh DIR}"; then
+  debs_unpack r-cran-rcpp gutenprint-doc texlive-lang-english
   cp x/usr/lib/R/site-library/Rcpp/doc/Rcpp-FAQ.pdf "$dir/Rcpp-FAQ.pdf"
   cp x/usr/share/doc/gutenprint-doc/gutenprint-users-manual.pdf "$dir/gutenprint-users-manual.pdf"
   cp x/usr/share/doc/texlive-doc/latex/lshort-english/lshort.pdf "$dir/lshort.pdf"
-  for deb in *.deb; do dpkg-deb -f "$deb" Package Version | paste -sd' '; done
+  debs_versions
 fi
-(cd "$dir" && sha256sum -- *.pdf)
-(cd "$dir" && sha256sum --quiet -c - <<'SUMS') || echo "warning: a PDF differs from the one the gold pages were read off" >&2
+debs_check <<'SUMS'
 65716698ef08a34c7a33883289d74f33b9defb45f66dc8f9e63fb42a45389e40  Rcpp-FAQ.pdf
 e9f4a85ecce576c1dcbb9236e710d0e1256c0f5642bb06ad91251b15410194d8  gutenprint-users-manual.pdf
 ecef13f225de55549ee5214f70cca30998f3251dee65c6b00931aae18b7736c2  lshort.pdf
