@@ -35,8 +35,8 @@ from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_
 from masis_core.llm.reader import get_reader
 from masis_core.state import Evidence
 from masis_core.text.places import PATH_SEPARATOR, heading_path
-from masis_core.text.sentences import Segment, content_stems, defang, segment
-from masis_core.text.words import STOP_WORDS, wordset
+from masis_core.text.sentences import STRONG_OPENERS, Segment, content_stems, defang, segment
+from masis_core.text.words import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -447,10 +447,6 @@ def _stored_at(p: Passage, seg: Segment) -> tuple[str, int, str] | None:
 # segmenter reads "1" as a chapter's number and the sentence as its title; a title neither
 # ends with a full stop nor opens like this.
 _LABEL_NUMBER = re.compile(r"^\d{1,2}$")
-_SENTENCE_OPENERS = wordset(
-    "The We It If This These They You There Here However Please When While Since Because "
-    "Although Unless Whereas"
-)
 MIN_LABEL_SENTENCE_WORDS = POLICY.min_label_sentence_words
 
 
@@ -470,7 +466,7 @@ def _label_sentence(segments: list[Segment], i: int) -> Segment:
         or not label[0][:1].isupper()
         or len(words) <= MIN_LABEL_SENTENCE_WORDS
         or not _LABEL_NUMBER.match(words[0])
-        or words[1] not in _SENTENCE_OPENERS
+        or words[1] not in STRONG_OPENERS
         or not seg.text.endswith((".", "!"))
     ):
         return seg

@@ -175,7 +175,7 @@ class Segment:
 # Capitalised words that open a sentence and are hardly ever capitalised inside one: one of
 # them right after a word that cannot end a clause marks where a heading stopped and the body
 # began ("11.2 Linear models The basic function ...", "Canvas size This documentation ...").
-_STRONG_OPENERS = wordset(
+STRONG_OPENERS = wordset(
     "The This These There They It If You We When While Since Although Because However Here "
     "Please Unless Whereas"
 )
@@ -188,7 +188,7 @@ _WEAK_OPENERS = wordset(
     "First Next Currently Alternatively Under Let Do Does Is Are Can What How Why Which Who "
     "That Those Their Its Our Your Several Much Special"
 )
-_OPENERS = _STRONG_OPENERS | _WEAK_OPENERS
+_OPENERS = STRONG_OPENERS | _WEAK_OPENERS
 # Admonition labels set on a line of their own ("Note", "Tip", "Caution").
 _LABELS = wordset("Note Tip Caution Warning Important Attention Hint Remark")
 _LABEL_COLON = re.compile(
@@ -425,13 +425,13 @@ def _inner_break(words: list[str]) -> int | None:
             return j  # "(‘ctest’, 47 On systems which ...": a footnote set at the page's foot
         if (
             previous.endswith(":")
-            and word in _STRONG_OPENERS
+            and word in STRONG_OPENERS
             and not any(_PLAIN_WORD.match(w) for w in words[:j])
         ):
             return j  # "... Password/Passphrase Requirements: If passwords ...": a title's colon
         if _CLAUSE_END.search(previous) or _is_stop(previous):
             continue
-        if word in _STRONG_OPENERS or word in _LABELS or _LABEL_COLON.match(word):
+        if word in STRONG_OPENERS or word in _LABELS or _LABEL_COLON.match(word):
             return j
     return None
 
