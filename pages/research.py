@@ -124,13 +124,13 @@ job = workers.get(rec.run_id) if rec is not None else None
 
 if rec is not None:
     show(rec.run_id)
-    following = job is not None and not job.finished
+    following = job if job is not None and not job.finished else None  # a run still in this process
     # A run whose status changed (a pick resumed it, it completed) is drawn afresh: the paused
     # run's picker had stayed, faded, beside the completed answer while the page redrew.
-    with run_box, region("research-run", (rec.run_id, rec.status, following)):
-        if job is not None and not job.finished:
-            question_heading(job.title)
-            follow_run(job.id)
+    with run_box, region("research-run", (rec.run_id, rec.status, following is not None)):
+        if following is not None:
+            question_heading(following.title)
+            follow_run(following.id)
         elif rec.status == "running":  # driven by another process (the CLI, another server)
             question_heading(rec.question)
             watch_record(rec.run_id)
