@@ -7,6 +7,7 @@ opening answers, next to entries that share the question's words without answeri
 from __future__ import annotations
 
 import json
+import unicodedata
 
 from masis_core.answers import compose as today
 from masis_core.answers import sections
@@ -304,3 +305,23 @@ def test_a_program_named_in_lower_case_may_open_a_sentence() -> None:
             "about staleness.") in found  # fmt: skip
     assert ("debris", "some drivers need more time.") in found
     assert ("debris", "is.factor is generic and works.") in found
+
+
+def test_a_stored_title_in_decomposed_letters_still_heads_its_entry() -> None:
+    """The outline may write "é" as "e" and a combining accent where the page has one letter:
+    the title is still recognised on the page, and neither of its sentences is quoted."""
+    title = unicodedata.normalize(
+        "NFD", "Why doesn't the café daemon monitor? I have to run THREE programs!"
+    )
+    text = ENTRY.replace(
+        "9 Why doesn’t upsd implement the functionality of upsmon? I have to run THREE programs!",
+        "9 Why doesn’t the café daemon monitor? I have to run THREE programs!",
+    )
+    evidence = [
+        {**ev(text, 14), "sections": stored(text, [("Merely", "Which cable?"), ("Why", title)])}
+    ]
+    answer = render_answer(
+        sections.compose("Can more than one computer monitor the same UPS?", evidence)
+    )
+    assert "THREE" not in answer and "café" not in answer
+    assert "The rest of them just run upsmon." in answer
