@@ -223,6 +223,26 @@ def test_an_offline_answer_shows_its_lead_then_also_relevant(
     assert blocks[at_lead + 2].startswith("The steam boiler is descaled once a year")
 
 
+def test_an_also_relevant_passage_that_says_no_is_named_against_the_lead(
+    bench: Workbench, plant: Workspace
+) -> None:
+    """A completed answer's option that answers "no" where the lead does not is named as
+    disagreeing with it, above the passages, not left to read as a second answer."""
+    rec = RunService(bench).ask(plant.id, "How often must the hydraulic pump be inspected?")
+    lead = rec.answer.split("\n\n")[0]
+    rec.question = "Can more than one technician inspect the hydraulic pump?"
+    rec.answer = f"{lead}\n\nOnly one technician may inspect the hydraulic pump. [1]"
+    RunStore(bench).save(rec)
+    at = fresh_app().run().switch_page("pages/runs.py").run()
+    assert not at.exception
+    blocks = [m.value for m in at.markdown]
+    at_label = blocks.index("**Also relevant**")
+    note = blocks[at_label + 1]
+    assert note.startswith("⚖️ *The also relevant passage 1 and the lead disagree")
+    assert "Only one technician may inspect the hydraulic pump." in note
+    assert blocks[at_label + 2].startswith("Only one technician may inspect")
+
+
 def test_an_ollama_answer_on_a_text_note(bench: Workbench, fake_ollama: FakeOllama) -> None:
     """The Ollama engine paraphrases: its sentences are backed partly, a figure it added is
     flagged in place, and a .txt source says it has no page and quotes the cited words."""

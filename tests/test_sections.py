@@ -138,6 +138,32 @@ def test_the_picker_names_two_passages_that_give_different_figures() -> None:
     assert "250" in found[0]["clashes"][0]["why"]
 
 
+def test_an_option_that_answers_no_is_shown_against_the_lead_not_as_an_answer() -> None:
+    # The NUT FAQ in the browser (issue 51): the entry that answers leads, and an option
+    # quoted from the same entry says the opposite of the truth out of its context.
+    question = "Can more than one computer monitor the same UPS?"
+    draft = (
+        "Imagine a data room with a bunch of machines all drawing power from the same UPS. "
+        "[1] The rest of them just run upsmon. [1]\n\n"
+        "It also means only one host can monitor the UPS. [1]\n\n"
+        "Set up other systems as clients of these NUT servers. [2]"
+    )
+    evidence = [ev(FAQ, 1, page=8), ev("Clients of NUT servers.", 2, page=17)]
+    found = candidates(question, draft, evidence, ["Why not?", "Why not?", "Dozens"])
+    assert [c["n"] for c in found[0]["clashes"]] == [1]
+    assert [c["n"] for c in found[1]["clashes"]] == [0, 2]
+    assert "only one host can monitor the UPS" in found[1]["clashes"][0]["why"]
+    # Asked for a number, the same passages give no yes and no to set side by side.
+    worded = candidates("How many hosts can monitor one UPS?", draft, evidence, [])
+    assert all(c["clashes"] == [] for c in worded)
+    # Two passages that both say no agree.
+    both = (
+        "A UPS cannot be monitored by more than one computer. [1]\n\n"
+        "Only one host can monitor the UPS. [1]"
+    )
+    assert all(c["clashes"] == [] for c in candidates(question, both, evidence, []))
+
+
 # Modelled on the Rcpp FAQ (issue 51's held-out set): run-in headings whose title is set as a
 # sentence ("1.3. What compiler can I use. On almost all ..."), one whose number a code line
 # took in, a question restated under its heading, a reference "FAQ 2.2.1" and a "Note:".

@@ -111,7 +111,7 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
         st.caption(f"Confirmed by {untrusted(rec.confirmed_by)} at review.{model}")
     support = sentence_support(rec.answer, rec.citations)
     numbers = [c["n"] for c in rec.citations]
-    for block in answer_sections(rec.answer, support, numbers, rec.engine):
+    for block in answer_sections(rec.answer, support, numbers, rec.engine, rec.question):
         st.markdown(block)
     if is_final(rec) and door().may_review(rec):
         verdict(rec)

@@ -210,6 +210,46 @@ def _negated(text: str) -> bool:
     return bool(NEGATION.search(text))
 
 
+# A yes/no question about more than one of a thing, and a sentence that allows only one.
+_MANY = re.compile(r"\b(?:more\s+than\s+one|multiple|several|many|two\s+or\s+more)\b", re.I)
+_ONE_ONLY = re.compile(r"\b(?:only|just)\s+(?:one|a\s+single)\b|\bat\s+most\s+one\b", re.I)
+
+
+def says_no(question: str, text: str) -> str | None:
+    """The sentence of ``text`` that answers a yes/no question "no": on the question's topic
+    (``asked_sentence_share`` of its content words) and negated where the question is not,
+    or allowing only one where it asks about more than one ("only one host can monitor the
+    UPS" to "Can more than one computer monitor the same UPS?")."""
+    if asked_kind(question) != "yes_no":
+        return None
+    wanted = content_stems(question)
+    asks_many, asks_not = bool(_MANY.search(question)), _negated(question)
+    for said in sentences(defang(text)):
+        if share(wanted, content_stems(said)) < POLICY.asked_sentence_share:
+            continue
+        if (_negated(said) and not asks_not) or (asks_many and _ONE_ONLY.search(said)):
+            return said
+    return None
+
+
+def polar_clash(question: str, a: str, b: str) -> str | None:
+    """One passage answers a yes/no question "no" and the other does not: offered side by
+    side as two answers, the "no" would read as the answer's equal (issue 51: "only one host
+    can monitor the UPS" beside the entry that says any number can)."""
+    no_a, no_b = says_no(question, a), says_no(question, b)
+    if (no_a is None) == (no_b is None):
+        return None
+    said = str(no_a or no_b)
+    return f"one says no: “{said if len(said) <= 90 else said[:87].rstrip() + '…'}”"
+
+
+def passage_clash(question: str, a: str, b: str) -> str | None:
+    """What two passages offered for one question disagree on: the asked value, a figure of
+    one unit, or a yes/no question's answer. The review's cards and a completed answer's
+    "Also relevant" passages are checked alike."""
+    return asked_clash(question, a, b) or figure_clash(a, b) or polar_clash(question, a, b)
+
+
 # -- features ----------------------------------------------------------------------------------
 # Share of the question's content words both passages of a pair must hold to be compared:
 # two chunks of different manuals that merely sit in one result list are not two positions.

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 from masis_core.answers.compose import Window
 from masis_core.answers.sections import scored_windows
-from masis_core.answers.stances import asked_clash, figure_clash
+from masis_core.answers.stances import passage_clash
 from masis_core.state import Evidence, HitlKind, HitlPayload
 from masis_core.text.sentences import markers, strip_markers
 
@@ -67,11 +67,6 @@ def lead_with_list(items: list[str], lead: int) -> list[str]:
     return [items[lead], *items[:lead], *items[lead + 1 :]]
 
 
-def _clash(question: str, a: str, b: str) -> str | None:
-    """What two candidate passages disagree on: the asked value, or a figure of one unit."""
-    return asked_clash(question, a, b) or figure_clash(a, b)
-
-
 def candidates(
     question: str, draft: str, evidence: list[Evidence], headings: list[str]
 ) -> list[dict[str, Any]]:
@@ -103,7 +98,7 @@ def candidates(
         )
     for a in out:
         for b in out:
-            if a["n"] < b["n"] and (why := _clash(question, a["text"], b["text"])):
+            if a["n"] < b["n"] and (why := passage_clash(question, a["text"], b["text"])):
                 a["clashes"].append({"n": b["n"], "why": why})
                 b["clashes"].append({"n": a["n"], "why": why})
     return out
