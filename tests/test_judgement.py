@@ -588,3 +588,17 @@ def test_two_sources_giving_different_values_of_what_is_asked_clash() -> None:
     assert feats["asked_clash"] == 1.0
     assert disputed(feats, {"dispute": 0.0}, {"dispute_threshold": 0.9})
     assert judge(when, "", evidence).conflicts == []  # an empty draft disputes nothing
+
+
+def test_the_document_model_reads_how_clearly_the_section_won() -> None:
+    """Issue 51: what separates answerable from unanswerable questions (the best keyword
+    match, the section's margin, its keyword and reader scores) is in the one fitted model,
+    not a cap stacked on it: the same draft is trusted more when its section won clearly."""
+    model = json.loads(confidence.PARAMS_PATH.read_text())["documents"]
+    assert {"top_keywords", "section_margin", "section_keywords", "section_meaning"} <= set(
+        model["features"]
+    )
+    mean = dict(zip(model["features"], model["mean"], strict=True))
+    clear = confidence.model_probability(model, {**mean, "section_margin": 3.0})
+    close = confidence.model_probability(model, {**mean, "section_margin": 0.0})
+    assert clear > close
