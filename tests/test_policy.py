@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from masis_core.answers.policy import POLICY, AnswerPolicy, provenance
+from masis_core.policy import POLICY, AnswerPolicy, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 # The modules whose thresholds the policy gathers.
