@@ -17,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from masis_core.answers.policy import POLICY
 from masis_core.cli import bounded_int, setup_logging, share
 from masis_core.errors import AccessError, InputError, MasisError
 from masis_core.modes import MODES
+from masis_core.policy import POLICY
 from masis_core.retrieval.vocabulary import language_notice
 from masis_core.services.access import Door
 from masis_core.services.identity import cli_principal

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from masis_core.answers.policy import POLICY
 from masis_core.errors import MasisError
 from masis_core.modes import MODES
+from masis_core.policy import POLICY
 from masis_core.services.runs import RunRecord
 from masis_core.services.web import parse_domains
 from masis_core.text.markup import untrusted

@@ -1,7 +1,7 @@
 """The packages depend on each other one way only, as the README's Layout section draws it.
 
 masis_core, inside, bottom to top (``CORE_LAYERS``):
-  foundation (config, errors, faults, prompts, modes, state: top-level modules)
+  foundation (config, errors, faults, prompts, modes, state, policy: top-level modules)
   ← text, storage, llm ← retrieval ← answers ← workspaces ← graph ← services
   ← ingest (parsing, chunking, the pipeline)
   ← evaluation (measures on data sets and folders of PDFs: ingests, then asks)
@@ -25,7 +25,7 @@ STREAMLIT_ALLOWED = {"ui", "pages", "app"}
 
 # masis_core's subpackages by rank; the foundation modules are rank 0 and may import each
 # other. A package imports its own modules and those of lower rank, never one beside it.
-FOUNDATION = {"config", "errors", "faults", "prompts", "modes", "state"}
+FOUNDATION = {"config", "errors", "faults", "prompts", "modes", "state", "policy"}
 CORE_LAYERS: list[set[str]] = [
     FOUNDATION,
     {"text", "storage", "llm"},

@@ -1,5 +1,6 @@
-"""One frozen AnswerPolicy holds every threshold of answering: a reader finds each there, with
-how it was set and why, and none left as a bare number in the modules that use them."""
+"""One frozen AnswerPolicy holds every threshold of retrieval, the segmenter and answering: a
+reader finds each there, with how it was set and why, and none left as a bare number in the
+modules that use them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from masis_core.answers.policy import POLICY, AnswerPolicy, provenance
+from masis_core.policy import POLICY, AnswerPolicy, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 # The modules whose thresholds the policy gathers.
@@ -29,6 +30,13 @@ USERS = [
     "masis_core/workspaces/calibration.py",
     "masis_core/workspaces/picks.py",
 ]
+# The layers below answers, whose fractions (weights, shares, similarity bars) the policy holds
+# too, in its sections; their counts and caps (a pool's depth, a list's length) stay, as a
+# length is not a threshold. A module of a whole package is listed by its folder.
+LOWER = ["masis_core/retrieval", "masis_core/text", "masis_core/answers/changes.py"]
+# ``percent``'s 0.005 and 0.995 are where a probability shown would round to 0% or 100%: how a
+# figure is written, not a decision on it.
+DISPLAY = ["masis_core/text/markup.py"]
 # Where limits are read for the analyst: pages, the UI, services and the command line.
 READERS = ["pages", "ui", "masis_core/services", "masis_core/__main__.py", "masis_core/cli.py"]
 
@@ -44,9 +52,19 @@ def is_number(node: ast.expr) -> bool:
     return False
 
 
-def bare_thresholds(path: Path) -> list[str]:
-    """Module-level UPPER_CASE names bound to a number rather than read from the policy."""
+def is_fraction(node: ast.expr) -> bool:
+    """A literal number that is no whole count: ``0.6``, ``1 / 3`` (not ``2``, ``-1``)."""
+    return is_number(node) and any(
+        isinstance(n, ast.Div) or (isinstance(n, ast.Constant) and type(n.value) is float)
+        for n in ast.walk(node)
+    )
+
+
+def bare_thresholds(path: Path, fractions_only: bool = False) -> list[str]:
+    """Module-level UPPER_CASE names bound to a number (or, in the lower layers, to a
+    fraction) rather than read from the policy."""
     found = []
+    bare = is_fraction if fractions_only else is_number
     for node in ast.parse(path.read_text()).body:
         targets = node.targets if isinstance(node, ast.Assign) else []
         if isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -55,16 +73,19 @@ def bare_thresholds(path: Path) -> list[str]:
             value = getattr(node, "value", None)
         for t in targets:
             name = t.id if isinstance(t, ast.Name) else ""
-            if name.lstrip("_").isupper() and value is not None and is_number(value):
+            if name.lstrip("_").isupper() and value is not None and bare(value):
                 found.append(f"{path.relative_to(ROOT)}: {name}")
     return found
 
 
 def is_threshold(node: ast.expr) -> bool:
-    """A literal fraction a score is held against (``0.65``, ``-0.5``); not 0 or 1 (a share's
-    ends), not an integer (a count), not a numerical guard under 0.001 (``1e-9``)."""
+    """A literal fraction a score is held against (``0.65``, ``-0.5``), or a share of a count
+    (``0.6 * n``); not 0 or 1 (a share's ends), not an integer (a count), not a numerical
+    guard under 0.001 (``1e-9``)."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return is_threshold(node.left) or is_threshold(node.right)
     if not (isinstance(node, ast.Constant) and type(node.value) is float):
         return False
     return node.value >= 0.001 and node.value not in (0.0, 1.0)
@@ -88,20 +109,29 @@ def literal_thresholds(path: Path) -> list[str]:
     return found
 
 
-def policed_files() -> list[Path]:
-    """The modules that use the policy's thresholds and those that read its limits."""
+def files_of(parts: list[str]) -> list[Path]:
+    """The modules named, and those of the folders named."""
     return [
         p
-        for part in USERS + READERS
+        for part in parts
         for p in ([ROOT / part] if part.endswith(".py") else sorted((ROOT / part).rglob("*.py")))
         if p.exists()
     ]
+
+
+def policed_files() -> list[Path]:
+    """The modules that use the policy's thresholds, those below that hold fractions, and
+    those that read its limits."""
+    display = set(files_of(DISPLAY))
+    return [p for p in files_of(USERS + LOWER + READERS) if p not in display]
 
 
 def test_every_threshold_says_how_it_was_set_and_why() -> None:
     said = provenance(POLICY)
     assert {"relevance", "pair_topic", "keyword_coverage", "low_confidence"} <= set(said)
     assert {"max_retries_limit", "default_max_retries", "short_section_words"} <= set(said)
+    assert {"retrieval.default_threshold", "retrieval.quality_threshold"} <= set(said)
+    assert {"retrieval.dense_weight", "text.figures_share", "renamed_alike"} <= set(said)
     for name, (_, set_by, why) in said.items():
         assert set_by in {"fitted", "measured", "hand"}, name
         assert len(why) > 10, name
@@ -112,6 +142,7 @@ def test_every_threshold_says_how_it_was_set_and_why() -> None:
 
 def test_no_threshold_lives_outside_the_policy() -> None:
     bare = [b for path in USERS for b in bare_thresholds(ROOT / path)]
+    bare += [b for path in files_of(LOWER) for b in bare_thresholds(path, fractions_only=True)]
     assert not bare, "\n".join(bare)
 
 
@@ -126,12 +157,14 @@ def test_the_checker_sees_a_literal_threshold() -> None:
         module.write_text(
             "a = c >= 0.65\nb = max(0.05, t)\nc = 0.3 < s <= POLICY.x\nd = s < -0.5\n"
             "e = n > 2\nf = p > 1e-9\ng = min(1.0, x)\nh = s == 0.5\ni = s >= POLICY.relevance\n"
+            "j = w >= 0.6 * n\nk = n > 2 * m\nl = w >= POLICY.text.wordish_share * n\n"
         )
         assert [hit.split(": ", 1)[1] for hit in literal_thresholds(module)] == [
             "c >= 0.65",
             "max(0.05, t)",
             "0.3 < s <= POLICY.x",
             "s < -0.5",
+            "w >= 0.6 * n",
         ]
     finally:
         module.unlink()
@@ -145,6 +178,10 @@ def test_the_checker_sees_a_bare_threshold(tmp_path: Path) -> None:
             "tests/_probe_policy.py: A",
             "tests/_probe_policy.py: _B",
             "tests/_probe_policy.py: E",
+        ]
+        assert bare_thresholds(module, fractions_only=True) == [
+            "tests/_probe_policy.py: A",
+            "tests/_probe_policy.py: _B",
         ]
     finally:
         module.unlink()

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.calibration import job_work
-from masis_core.answers.policy import POLICY
+from masis_core.policy import POLICY
 from masis_core.services.calibration import reliability_frame
 from masis_core.services.inspection import marked_answers, verdict_reliability
 from masis_core.services.records import RunRecord

@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from masis_core.answers.policy import POLICY
+from masis_core.policy import POLICY
 from masis_core.text.markup import quote_block, untrusted
 from masis_core.text.sentences import sentences
 from ui.resources import has_pages, quoted_page

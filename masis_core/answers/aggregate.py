@@ -23,7 +23,6 @@ from typing import Any
 import pandas as pd
 
 from masis_core.answers.followup import standalone
-from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import (
     ROWS_PLACE,
     Table,
@@ -35,6 +34,7 @@ from masis_core.answers.rows import (
     reading,
     table_of,
 )
+from masis_core.policy import POLICY
 from masis_core.state import Evidence
 from masis_core.text.sentences import content_stems
 from masis_core.text.tables import numeric

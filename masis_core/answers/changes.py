@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from masis_core.policy import POLICY
+
 Kind = Literal["added", "removed", "changed"]
 
 # A page as the comparison reads it: (number, place label or "", text).
@@ -39,7 +41,7 @@ _DEBIAN_ENTRY = re.compile(r"^[a-z0-9][a-z0-9.+-]*\s\([^)\s]+\)\s[^;]+;\s*urgenc
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[\"'“(\[]?[A-Z0-9])")
 _NUMBERING = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s+")
 MAX_HEADING_WORDS = 12
-RENAMED_ALIKE = 0.5
+RENAMED_ALIKE = POLICY.renamed_alike
 EDGE_LINES = 2  # lines at a page's top and bottom where running headers and footers sit
 
 

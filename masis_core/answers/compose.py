@@ -29,10 +29,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from masis_core.answers.policy import POLICY
 from masis_core.answers.question import asked_in, asked_kind, how_to, new_code, phrase_pairs
 from masis_core.answers.rows import Table, asked_of, asked_rows, reading, table_of
 from masis_core.llm.reader import get_reader
+from masis_core.policy import POLICY
 from masis_core.state import Evidence
 from masis_core.text.places import PATH_SEPARATOR, heading_path
 from masis_core.text.sentences import STRONG_OPENERS, Segment, content_stems, defang, segment

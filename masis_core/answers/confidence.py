@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
+from masis_core.policy import POLICY
 
 PARAMS_PATH = Path(__file__).with_name("confidence.json")
 # What becomes of a judged draft; the retrieval modes are ``masis_core.modes.MODES``.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from masis_core.answers.policy import POLICY
+from masis_core.policy import POLICY
 from masis_core.text.figures import DIGIT_RUN, MEASURE, YEAR
 from masis_core.text.sentences import content_stems, defang, names, sentences, text_names
 from masis_core.text.words import stem, words

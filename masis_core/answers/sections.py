@@ -30,8 +30,8 @@ from masis_core.answers.compose import (
     opens_entry,
     whole_list,
 )
-from masis_core.answers.policy import POLICY
 from masis_core.llm.reader import get_reader
+from masis_core.policy import POLICY
 from masis_core.state import Evidence
 from masis_core.text.sentences import content_stems
 

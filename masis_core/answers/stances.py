@@ -9,13 +9,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from masis_core.answers.policy import POLICY
 from masis_core.answers.question import (
     MONTHS,
     any_word,
     asked_kind,
     share,
 )
+from masis_core.policy import POLICY
 from masis_core.state import Evidence
 from masis_core.text.figures import DIGIT_RUN, FIGURE_WITH_UNIT, YEAR
 from masis_core.text.sentences import content_stems, defang, markers, sentences

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import row_line
+from masis_core.policy import POLICY
 from masis_core.text.sentences import (
     claims,
     content_stems,

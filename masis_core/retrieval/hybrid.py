@@ -18,6 +18,7 @@ import numpy as np
 
 from masis_core.llm.embeddings import Embedder
 from masis_core.modes import Mode
+from masis_core.policy import POLICY
 from masis_core.retrieval.bm25 import Bm25Store, KeywordIndex, KeywordScores
 from masis_core.retrieval.softmatch import ChunkWords, soft_matches
 from masis_core.retrieval.store import Row, VectorStore
@@ -26,15 +27,14 @@ Fusion = Literal["minmax", "rrf"]
 
 # Measured on fitzgov-dev with WordLlama (bench/retrieval_quality.py, docs/retrieval.md): a convex
 # combination of per-variant min-max normalised scores beats RRF there, because RRF throws away
-# how far apart two candidates' scores are. The weights (dense, BM25, soft keyword match) sit on
-# a plateau: 0.4/0.3/0.3, 0.4/0.4/0.2 and 0.3/0.4/0.3 are within 0.002 nDCG@10, and choosing
-# them on one half of the queries gained the same over BM25 on the other half (docs/retrieval.md).
-DENSE_WEIGHT = 0.4
-SOFT_WEIGHT = 0.3
+# how far apart two candidates' scores are. The weights (dense, BM25, soft keyword match) and
+# the spreads min-max never stretches, with how each was set, are ``POLICY.retrieval``'s.
+DENSE_WEIGHT = POLICY.retrieval.dense_weight
+SOFT_WEIGHT = POLICY.retrieval.soft_weight
 RRF_K = 60
-DENSE_MIN_SPREAD = 0.2  # cosine units
-SOFT_MIN_SPREAD = 0.2  # cosine units, averaged over the query's words
-KEYWORD_MIN_SPREAD = 0.25  # share of the best BM25 score in the pool
+DENSE_MIN_SPREAD = POLICY.retrieval.dense_min_spread  # cosine units
+SOFT_MIN_SPREAD = POLICY.retrieval.soft_min_spread  # cosine units, averaged over query words
+KEYWORD_MIN_SPREAD = POLICY.retrieval.keyword_min_spread  # share of the pool's best BM25 score
 # Each side fetches this many times the wanted count per variant, so fusion can promote a
 # candidate that one side ranked just below the cut.
 POOL_FACTOR = 2

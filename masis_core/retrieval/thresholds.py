@@ -1,24 +1,23 @@
 """Similarity thresholds per embedding model (score scales differ between models).
 
-How the defaults were chosen (``python -m bench.score_distribution``, 600 queries of the
-development set ``fitzgov-dev/retrieval``): the first-pass threshold is the similarity that
-keeps 85% of relevant query–chunk pairs: WordLlama's relevant pairs sit far below the 0.60
-tuned for other models, which would drop most of the relevant evidence (the distribution:
-docs/retrieval.md). nomic-embed-text cannot be run on the machine these were
-measured on; its value is an estimate to re-measure with ``--embedder ollama:nomic-embed-text``.
-A retry lowers the threshold by 0.05: a second pass looks a little wider, not everywhere.
+The first-pass threshold is the similarity that keeps most relevant query–chunk pairs of the
+development set (``python -m bench.score_distribution``; the distribution: docs/retrieval.md);
+a retry lowers it a little: a second pass looks wider, not everywhere. The values, with how
+each was set, are ``POLICY.retrieval``'s.
 """
 
 from __future__ import annotations
 
+from masis_core.policy import POLICY
+
 FIRST_PASS: dict[str, float] = {
-    "wordllama": 0.27,
-    "ollama:nomic-embed-text": 0.55,
+    "wordllama": POLICY.retrieval.wordllama_first_pass,
+    "ollama:nomic-embed-text": POLICY.retrieval.nomic_first_pass,
 }
 # An embedder measured nowhere gets the common cosine default for sentence embedders.
-DEFAULT_THRESHOLD = 0.60
-RETRY_DELTA = 0.05
-FLOOR = 0.05
+DEFAULT_THRESHOLD = POLICY.retrieval.default_threshold
+RETRY_DELTA = POLICY.retrieval.retry_delta
+FLOOR = POLICY.retrieval.floor
 
 
 def threshold_for(embed_model: str, retry_count: int, override: float | None = None) -> float:

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from masis_core.answers.followup import Rewrite
-from masis_core.answers.policy import POLICY
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, WorkspaceError
 from masis_core.graph.build import compile_graph
 from masis_core.modes import Mode
+from masis_core.policy import POLICY
 from masis_core.services import claims, threads
 from masis_core.services.calibration import refit_with_verdicts
 from masis_core.services.driving import Event, RunDriver

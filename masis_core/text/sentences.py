@@ -11,6 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from masis_core.policy import POLICY
 from masis_core.text.figures import BARE_NUMBER, NUMERIC_WORD, STANDALONE, STARTS_WITH_FIGURE
 from masis_core.text.words import QUESTION_WORDS, STOP_WORDS, stem, words, wordset
 
@@ -230,11 +231,14 @@ _OPENING = re.compile(r"^[\"'“‘(\[`]*[A-Z0-9]")
 _CODE_NAME = re.compile(r"^[a-z]\w*(?:[._][a-z]\w*)+(?:\(|$)")
 # Prose may also open with a sum or an estimate: "$3.68 trillion was ...", "~90% accuracy ...".
 _PROSE_OPENING = re.compile(r"^[\"'“‘(\[`]*(?:[A-Z0-9]|[$€£~≈]\d)")
-# What a figure's share of a sentence may be: a quarter, or two fifths when plain lower-case
-# words make up two fifths of it (a table row has few).
-FIGURES = 0.25
-PROSE_FIGURES = 0.4
-PLAIN_SHARE = 0.4
+# What a figure's share of a sentence may be, and more when plain lower-case words make up
+# much of it (a table row has few); how much of a sentence must read as words, and how many
+# figures make a run that is no sentence a table row.
+FIGURES = POLICY.text.figures_share
+PROSE_FIGURES = POLICY.text.prose_figures_share
+PLAIN_SHARE = POLICY.text.plain_share
+WORDISH_SHARE = POLICY.text.wordish_share
+TABLE_SHARE = POLICY.text.table_share
 TERSE_PLAIN_WORDS = 3
 _LEADERS = re.compile(r"(?:\.\s?){5,}")
 _ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9&/-]+$")
@@ -456,7 +460,7 @@ def _prose(words: list[str]) -> bool:
     figures = PROSE_FIGURES if plain >= PLAIN_SHARE * n else FIGURES
     return (
         (any(_is_stop(w) for w in words) or _terse(words, plain))
-        and wordish >= 0.6 * n
+        and wordish >= WORDISH_SHARE * n
         and sum(1 for w in words if NUMERIC_WORD.match(w)) <= figures * n
         and operators < 2
         and not _table_run(numeric)
@@ -761,7 +765,7 @@ class _Peeler:
         if _prose(words) or (self._after_a_sentence(lo) and _named_first(words)):
             return "sentence"
         numeric = sum(1 for w in words if NUMERIC_WORD.match(w) or _ALL_CAPS.match(w))
-        return "table" if numeric >= 0.4 * len(words) else "debris"
+        return "table" if numeric >= TABLE_SHARE * len(words) else "debris"
 
 
 def _with_items(found: list[Segment], w: _Words) -> list[Segment]:

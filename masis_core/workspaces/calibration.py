@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from masis_core.answers.confidence import judge_version, logit, sigmoid
-from masis_core.answers.policy import POLICY
+from masis_core.policy import POLICY
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from masis_core.answers.compose import load_weights
-from masis_core.answers.policy import POLICY
+from masis_core.policy import POLICY
 from masis_core.storage.db import Database
 from masis_core.storage.registry import now_iso
 

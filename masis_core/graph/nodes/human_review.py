@@ -12,11 +12,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from masis_core.answers.policy import POLICY
 from masis_core.answers.questions import check_question
 from masis_core.errors import InputError, ReviewError
 from masis_core.graph.context import RunContext
 from masis_core.graph.reviews import ACTIONS, lead_with, lead_with_list, pick_features
+from masis_core.policy import POLICY
 from masis_core.retrieval.thresholds import FLOOR, threshold_for
 from masis_core.state import ResearchState, all_evidence
 from masis_core.workspaces.picks import PickStore

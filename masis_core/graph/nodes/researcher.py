@@ -10,11 +10,11 @@ from langgraph.runtime import Runtime
 from masis_core.answers import aggregate
 from masis_core.answers.aggregate import ranks_over
 from masis_core.answers.followup import standalone
-from masis_core.answers.policy import POLICY
 from masis_core.answers.rows import keyed
 from masis_core.graph.context import RunContext, timed
 from masis_core.graph.reviews import review
 from masis_core.modes import Mode
+from masis_core.policy import POLICY
 from masis_core.retrieval.hybrid import Candidate, retrieve
 from masis_core.retrieval.quality import QUALITY_THRESHOLD, quality_score
 from masis_core.retrieval.thresholds import threshold_for

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from masis_core.answers.confidence import LOW_CONFIDENCE
-from masis_core.answers.policy import POLICY
 from masis_core.graph.reviews import candidates, other_passages, review
+from masis_core.policy import POLICY
 from masis_core.state import HitlPayload, ResearchState, RetryReason, all_evidence
 from masis_core.text.markup import percent
 

@@ -1,17 +1,21 @@
-"""Every threshold and limit of answering, in one frozen object (in the manner of paper-qa's
-nested settings). Each field says how it was set: ``fitted`` (by a bench, named), ``measured``
-(chosen on a data set's figures, named) or ``hand`` (set by reasoning, the reason given).
+"""Every threshold and limit of retrieval, the segmenter and answering, in one frozen object (in
+the manner of paper-qa's nested settings: ``POLICY.retrieval``, ``POLICY.text``, and the
+answering fields on ``POLICY`` itself). Each field says how it was set: ``fitted`` (by a bench,
+named), ``measured`` (chosen on a data set's figures, named) or ``hand`` (set by reasoning, the
+reason given).
 
-The modules that use a value read it from ``POLICY`` (their module-level names are re-exports
-of it, kept so the code reads as before); pages, services and the CLI read limits from here,
-not from a graph node. ``tests/test_policy.py`` checks that no threshold lives elsewhere: no
-module-level number in the modules that use the policy, and no score held against a literal
-fraction (``c >= 0.65``, ``max(0.05, t)``) there or in pages, the UI, services and the CLI.
+It sits in the foundation, so that retrieval and text, below answers, read it too. The modules
+that use a value read it from ``POLICY`` (their module-level names are re-exports of it, kept so
+the code reads as before); pages, services and the CLI read limits from here, not from a graph
+node. ``tests/test_policy.py`` checks that no threshold lives elsewhere: no module-level number
+in the modules that use the policy (no module-level fraction in retrieval and text, whose
+counts and caps are lengths), and no score held against a literal fraction (``c >= 0.65``,
+``max(0.05, t)``, ``w >= 0.6 * n``) there or in pages, the UI, services and the CLI.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 SetBy = Literal["fitted", "measured", "hand"]
@@ -23,7 +27,141 @@ def setting(value: Any, set_by: SetBy, why: str) -> Any:
 
 
 @dataclass(frozen=True)
+class RetrievalPolicy:
+    """What retrieval keeps and how it ranks (``retrieval/``: thresholds, quality, hybrid)."""
+
+    # -- the similarity threshold (thresholds.py) ----------------------------------------------
+    wordllama_first_pass: float = setting(
+        0.27,
+        "measured",
+        "WordLlama's first-pass similarity threshold: the score that keeps 85% of the relevant "
+        "query-chunk pairs of 600 development queries (bench.score_distribution on "
+        "fitzgov-dev/retrieval, 2026-11-22; docs/retrieval.md): its relevant pairs sit far "
+        "below the 0.60 tuned for other models",
+    )
+    nomic_first_pass: float = setting(
+        0.55,
+        "hand",
+        "nomic-embed-text's first-pass threshold: an estimate, not measured (it could not run "
+        "on the machine the others were measured on); re-measure with bench.score_distribution "
+        "--embedder ollama:nomic-embed-text",
+    )
+    default_threshold: float = setting(
+        0.60,
+        "hand",
+        "an embedder measured nowhere gets the common cosine default for sentence embedders",
+    )
+    retry_delta: float = setting(
+        0.05, "hand", "a retry lowers the threshold by this much: a little wider, not everywhere"
+    )
+    floor: float = setting(
+        0.05,
+        "hand",
+        "the lowest threshold a retry or an analyst's override reaches; no measurement recorded",
+    )
+    # -- content quality (quality.py) ----------------------------------------------------------
+    stub_words: int = setting(
+        20,
+        "hand",
+        "a chunk under this many words is a stub and scores 0 whatever the question; set with "
+        "the first pipeline, no measurement recorded",
+    )
+    quality_threshold: float = setting(
+        0.3,
+        "hand",
+        "the content-quality bar a kept chunk must reach: from length alone at 34 words, a "
+        "20-word chunk with a fifth of the question's keywords; set with the first pipeline, "
+        "no measurement recorded",
+    )
+    quality_length_cap: float = setting(
+        0.8,
+        "hand",
+        "length alone scores at most this (0.2 + 0.6 x words/200, reached at 200 words): the "
+        "rest is the question's keywords",
+    )
+    quality_keyword_share: float = setting(
+        0.2,
+        "hand",
+        "the most the question's keywords add to a chunk's quality, in proportion to the "
+        "share of them it holds",
+    )
+    # -- fusion (hybrid.py) --------------------------------------------------------------------
+    dense_weight: float = setting(
+        0.4,
+        "measured",
+        "the dense side's weight in min-max fusion (BM25 has what dense and soft leave, 0.3): "
+        "bench.retrieval_quality on fitzgov-dev, nDCG@10 0.661, where 0.4/0.3/0.3, 0.4/0.4/0.2 "
+        "and 0.3/0.4/0.3 lie within 0.002, and weights chosen on half the queries gained as "
+        "much over BM25 on the other half (docs/measurements/retrieval.md)",
+    )
+    soft_weight: float = setting(
+        0.3,
+        "measured",
+        "the soft keyword match's weight, chosen with dense_weight (bench.retrieval_quality, "
+        "fitzgov-dev; docs/measurements/retrieval.md)",
+    )
+    dense_min_spread: float = setting(
+        0.2,
+        "hand",
+        "min-max never stretches a spread of cosines narrower than this, so that near-identical "
+        "passages (twenty fault-code paragraphs) do not turn noise into rank; a no-op on "
+        "fitzgov-dev (nDCG@10 unchanged)",
+    )
+    soft_min_spread: float = setting(
+        0.2,
+        "hand",
+        "as dense_min_spread, for the soft match's cosines averaged over the query's words",
+    )
+    keyword_min_spread: float = setting(
+        0.25,
+        "hand",
+        "as dense_min_spread, for BM25: a share of the best BM25 score in the pool (a quarter)",
+    )
+
+
+@dataclass(frozen=True)
+class TextPolicy:
+    """What the segmenter (``text/sentences.py``) reads as a sentence, a table row or debris."""
+
+    figures_share: float = setting(
+        0.25,
+        "hand",
+        "a sentence holds at most this share of figures (a quarter); more reads as a table "
+        "row. Set with the report-prose segmenter (5d50f1c), whose manuals' figures held",
+    )
+    prose_figures_share: float = setting(
+        0.4,
+        "hand",
+        "the share of figures allowed when plain lower-case words make up plain_share of the "
+        "sentence: a report's statistics ('29 studies (1.5 million participants) ...'); a "
+        "table row has few plain words",
+    )
+    plain_share: float = setting(
+        0.4,
+        "hand",
+        "share of plain lower-case words at which a sentence may hold prose_figures_share of "
+        "figures (5d50f1c)",
+    )
+    wordish_share: float = setting(
+        0.6,
+        "hand",
+        "a sentence is mostly words: at least this share of its tokens read as words; no "
+        "measurement recorded",
+    )
+    table_share: float = setting(
+        0.4,
+        "hand",
+        "a run that is no sentence is a table row when this share of its words are figures "
+        "or capitalised codes, else debris; set with the first segmenter, no measurement "
+        "recorded",
+    )
+
+
+@dataclass(frozen=True)
 class AnswerPolicy:
+    # -- the lower layers, in their own sections -----------------------------------------------
+    retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
+    text: TextPolicy = field(default_factory=TextPolicy)
     # -- the supervisor ------------------------------------------------------------------------
     low_confidence: float = setting(
         0.65,
@@ -239,16 +377,28 @@ class AnswerPolicy:
         0.1,
         "hand",
         "'retry with a lower threshold' lowers the similarity threshold by this much (not below "
-        "retrieval.thresholds.FLOOR): an analyst's retry looks wider than the automatic one (0.05)",
+        "retrieval.floor): an analyst's retry looks wider than the automatic one (0.05)",
+    )
+    # -- what changed between two versions (changes.py) ----------------------------------------
+    renamed_alike: float = setting(
+        0.5,
+        "hand",
+        "two sections under different titles are one renamed section when at least half of "
+        "their sentences match (difflib's ratio): 'mostly the same'",
     )
 
 
-def provenance(policy: AnswerPolicy) -> dict[str, tuple[Any, str, str]]:
-    """Each field's value, how it was set and why: what a reader of the policy asks."""
-    return {
-        f.name: (getattr(policy, f.name), f.metadata["set_by"], f.metadata["why"])
-        for f in fields(policy)
-    }
+def provenance(policy: Any) -> dict[str, tuple[Any, str, str]]:
+    """Each field's value, how it was set and why: what a reader of the policy asks. A
+    section's fields are named by its path (``retrieval.default_threshold``)."""
+    said: dict[str, tuple[Any, str, str]] = {}
+    for f in fields(policy):
+        value = getattr(policy, f.name)
+        if is_dataclass(value):
+            said.update({f"{f.name}.{k}": v for k, v in provenance(value).items()})
+        else:
+            said[f.name] = (value, f.metadata["set_by"], f.metadata["why"])
+    return said
 
 
 POLICY = AnswerPolicy()
