@@ -238,7 +238,7 @@ def test_an_also_relevant_passage_that_says_no_is_named_against_the_lead(
     blocks = [m.value for m in at.markdown]
     at_label = blocks.index("**Also relevant**")
     note = blocks[at_label + 1]
-    assert note.startswith("⚖️ *The also relevant passage 1 and the lead disagree")
+    assert note.startswith("⚖️ *“Also relevant” passage 1 and the lead disagree")
     assert "Only one technician may inspect the hydraulic pump." in note
     assert blocks[at_label + 2].startswith("Only one technician may inspect")
 

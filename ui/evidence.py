@@ -72,7 +72,7 @@ def answer_sections(
         return [answer_markdown_marked(answer, support, citations)]
     said = strip_markers(lead)
     notes = [
-        f"⚖️ *The {ALSO_RELEVANT.lower()} passage {n} and the lead disagree "
+        f"⚖️ *“{ALSO_RELEVANT}” passage {n} and the lead disagree "
         f"({untrusted(why)}): read both before relying on either.*"
         for n, other in enumerate(others.split("\n\n"), start=1)
         if question and (why := passage_clash(question, said, strip_markers(other)))
