@@ -155,6 +155,13 @@ class TextPolicy:
         "or capitalised codes, else debris; set with the first segmenter, no measurement "
         "recorded",
     )
+    terse_plain_words: int = setting(
+        3,
+        "hand",
+        "a sentence without a function word (a report's or a note's: 'PolicyKit provides "
+        "required privileges.') needs this many plain lower-case words after a capitalised "
+        "first one; a reference manual's argument line has fewer (5d50f1c)",
+    )
 
 
 @dataclass(frozen=True)
