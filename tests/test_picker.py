@@ -9,8 +9,6 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from ingest.pipeline import Ingestor
-from masis_core.services.records import RunRecord
-from masis_core.services.reports import confirmed_note
 from masis_core.services.runs import RunService
 from masis_core.text.markup import percent
 from tests.apptest import fresh_app, settle
@@ -82,7 +80,6 @@ def test_a_run_opened_by_its_address_is_picked_and_shows_the_analysts_confirmati
         f"{stale}; the confirmation stands in for it."
     )
     assert any(c.value.startswith("Confirmed by the analyst at review.") for c in at.caption)
-    assert rec.metrics["paused_at"] == paused.confidence  # the figure the analyst saw
     at.switch_page("pages/runs.py").run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
@@ -113,19 +110,3 @@ def test_an_accounts_pick_is_confirmed_in_its_name(bench) -> None:
     done = ann.resume(paused.run_id, {"action": "accept", "lead": 1})
     assert done.status == "completed" and done.confirmed_by == "ann"
     assert "Confidence: confirmed by ann (the model's: " in run_markdown(done)
-
-
-def test_a_pick_judged_again_to_another_figure_says_both() -> None:
-    """The pick's draft is judged again: when that moves the figure, the caption gives the
-    one the run paused at (what the analyst saw) beside the new one, not the new one alone
-    as if it were the same (the NUT FAQ's pick read 79% after a pause at 46%)."""
-    rec = RunRecord("r", "w", "q?", "offline", "completed", confidence=0.62)
-    rec.metrics = {"confirmed_by": "the analyst", "paused_at": 0.58}
-    assert confirmed_note(rec) == (
-        " The run paused at 58%; judged again with this passage as its lead, the model's "
-        "estimate is 62%. The confirmation stands in for both."
-    )
-    rec.metrics["paused_at"] = 0.621
-    assert confirmed_note(rec) == (
-        " The model's own estimate for this passage was 62%; the confirmation stands in for it."
-    )

@@ -14,13 +14,7 @@ import streamlit as st
 from masis_core.answers.support import cited_sentences, sentence_support
 from masis_core.errors import MasisError
 from masis_core.retrieval.vocabulary import language_notice, recorded_unknown
-from masis_core.services.reports import (
-    answer_title,
-    asked_by,
-    citation_source,
-    confirmed_note,
-    is_final,
-)
+from masis_core.services.reports import answer_title, asked_by, citation_source, is_final
 from masis_core.services.runs import RunRecord
 from masis_core.storage.registry import Workspace
 from masis_core.text.markup import (
@@ -108,7 +102,13 @@ def render_answer(rec: RunRecord, ws: Workspace) -> None:
     cols[1].metric("Citations", len(rec.citations))
     cols[2].metric("Retries", len(rec.metrics.get("retry_reasons") or []))
     if rec.confirmed_by:
-        st.caption(f"Confirmed by {untrusted(rec.confirmed_by)} at review.{confirmed_note(rec)}")
+        model = (
+            f" The model's own estimate for this passage was {percent(rec.confidence)}; the "
+            "confirmation stands in for it."
+            if rec.confidence is not None
+            else ""
+        )
+        st.caption(f"Confirmed by {untrusted(rec.confirmed_by)} at review.{model}")
     support = sentence_support(rec.answer, rec.citations)
     numbers = [c["n"] for c in rec.citations]
     for block in answer_sections(rec.answer, support, numbers, rec.engine, rec.question):

@@ -177,24 +177,6 @@ _REVIEWED = {
 }
 
 
-def confirmed_note(rec: RunRecord) -> str:
-    """What the model said of an answer the analyst confirmed at review. A picked passage's
-    draft is judged again, so its estimate can differ from the figure the run paused at,
-    which is the one the analyst saw: then both are said (the NUT FAQ's pick read "79%" after
-    a pause at 46%, as if the two were one figure)."""
-    if rec.confidence is None:
-        return ""
-    now, paused = percent(rec.confidence), rec.metrics.get("paused_at")
-    if paused is not None and percent(paused) != now:
-        return (
-            f" The run paused at {percent(paused)}; judged again with this passage as its lead, "
-            f"the model's estimate is {now}. The confirmation stands in for both."
-        )
-    return (
-        f" The model's own estimate for this passage was {now}; the confirmation stands in for it."
-    )
-
-
 def review_facts(rec: RunRecord, quote: Callable[[str], str] = str) -> list[str]:
     """What the analyst did at review, as the screen says it: an export of an answer accepted
     at 5% and marked right, or of a rephrased question, had said nothing of either."""

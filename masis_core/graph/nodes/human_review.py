@@ -105,12 +105,7 @@ def _accepted(
         "draft_headings": lead_with_list(headings, response["lead"]),
         "lead_chosen": True,
         "decision": "judge",
-        "metrics": {
-            "lead_chosen_by_analyst": response["lead"],
-            "confirmed_by": by,
-            # The figure the analyst saw: the pick's draft is judged again, to another.
-            "paused_at": (state.get("critique") or {}).get("confidence"),
-        },
+        "metrics": {"lead_chosen_by_analyst": response["lead"], "confirmed_by": by},
         "trace": [entry],
     }
 
