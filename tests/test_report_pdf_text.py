@@ -21,7 +21,7 @@ from masis_core.services.report_pdf import UNSHAPED_NOTE, run_pdf
 from masis_core.services.reports import run_markdown
 from masis_core.services.runs import RunService
 from tests.test_evidence import pdf_text
-from tests.test_reports import TRACE, record
+from tests.test_reports import DISAGREEING, TRACE, record
 
 
 def count_blobs(ink: np.ndarray) -> int:
@@ -77,6 +77,9 @@ def test_the_pdf_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() -> 
     assert "Answer Every 500 hours. [1] Also relevant Seals are checked. [2]" in text
     paused = " ".join(pdf_text(run_pdf(record(answer=answer, status="needs_human"))).split())
     assert "Draft answer — awaiting review Every 500 hours." in paused
+    asked = "Can more than one computer monitor the UPS?"
+    said = " ".join(pdf_text(run_pdf(record(question=asked, answer=DISAGREEING))).split())
+    assert "Also relevant “Also relevant” passage 1 and the lead disagree (one says no" in said
 
 
 def test_passages_without_a_page_image_share_a_sheet() -> None:

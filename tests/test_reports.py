@@ -115,6 +115,25 @@ def test_markdown_keeps_the_lead_apart_from_also_relevant_and_marks_a_draft() ->
     assert "- Status: awaiting review · " in paused and "needs_human" not in paused
 
 
+DISAGREEING = (
+    "Any number of hosts can run upsmon against one upsd. [1]\n\n"
+    "Only one host can monitor the UPS. [2]"
+)
+
+
+def test_an_exported_also_relevant_passage_that_says_no_is_named_against_the_lead() -> None:
+    """The export says what the screen says: a passage that answers a yes/no question "no"
+    where the lead does not is named as disagreeing, not left to read as a second answer."""
+    rec = record(question="Can more than one computer monitor the UPS?", answer=DISAGREEING)
+    md = run_markdown(rec)
+    assert (
+        "**Also relevant**\n\n_⚖️ “Also relevant” passage 1 and the lead disagree (one says "
+        "no: “Only one host can monitor the UPS.”): read both before relying on either._"
+        "\n\nOnly one host can monitor the UPS. [2]"
+    ) in md
+    assert "disagree" not in run_markdown(record(answer=DISAGREEING))  # not a yes/no question
+
+
 def test_a_draft_names_whose_review_it_awaits_and_the_run_who_asked_it() -> None:
     """ "Awaiting your review" was said to every viewer of another account's run, and in the
     export of it: the review is the asker's (or an editor's). The Runs table and the export

@@ -12,8 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ingest.highlight import ZOOMS
-from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
-from masis_core.answers.stances import passage_clash
+from masis_core.answers.offline import ALSO_RELEVANT, disagreements, lead_and_others
 from masis_core.answers.support import (
     LEVELS_TEXT,
     SentenceSupport,
@@ -24,7 +23,6 @@ from masis_core.services.report_pdf import PageShot, run_pdf
 from masis_core.services.reports import citation_source, cited_place, table_frame
 from masis_core.services.runs import RunRecord
 from masis_core.text.markup import answer_markdown, highlighted_text, quote_block, untrusted
-from masis_core.text.sentences import strip_markers
 from ui.auth import door
 from ui.resources import has_pages, highlighted_page
 
@@ -60,23 +58,16 @@ def answer_sections(
     support: list[list[SentenceSupport]],
     citations: list[int],
     engine: str,
-    question: str = "",
+    question: str,
 ) -> list[str]:
     """The answer as Markdown blocks. An offline answer is its lead passage, then the "Also
     relevant" label and the other passages, one paragraph each (``lead_and_others``, as the
-    exports have it); a model's answer is drawn whole. A passage that disagrees with the lead
-    (``stances.passage_clash``) is named above them: read as a plain answer, "only one host
-    can monitor the UPS" had stood beside the entry that says any number can."""
+    exports have it), a passage that disagrees with the lead named above them
+    (``offline.disagreements``); a model's answer is drawn whole."""
     lead, others = lead_and_others(answer, engine)
     if others is None:
         return [answer_markdown_marked(answer, support, citations)]
-    said = strip_markers(lead)
-    notes = [
-        f"⚖️ *“{ALSO_RELEVANT}” passage {n} and the lead disagree "
-        f"({untrusted(why)}): read both before relying on either.*"
-        for n, other in enumerate(others.split("\n\n"), start=1)
-        if question and (why := passage_clash(question, said, strip_markers(other)))
-    ]
+    notes = [f"⚖️ *{untrusted(note)}*" for note in disagreements(question, lead, others)]
     return [
         answer_markdown_marked(lead, support[:1], citations),
         f"**{ALSO_RELEVANT}**",

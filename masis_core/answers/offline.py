@@ -12,6 +12,7 @@ from masis_core.answers import aggregate, judgement, sections
 from masis_core.answers.confidence import LOW_CONFIDENCE, rounded
 from masis_core.answers.followup import standalone, subject_queries
 from masis_core.answers.questions import MAX_ALTERNATIVE_CHARS, MAX_QUERY_CHARS
+from masis_core.answers.stances import passage_clash
 from masis_core.retrieval.quality import keywords
 from masis_core.state import Critique, Evidence
 from masis_core.text.sentences import content_stems, defang, strip_markers
@@ -27,6 +28,19 @@ def lead_and_others(answer: str, engine: str) -> tuple[str, str | None]:
         return answer, None
     lead, others = answer.split("\n\n", 1)
     return lead, others
+
+
+def disagreements(question: str, lead: str, others: str) -> list[str]:
+    """Each "Also relevant" passage that disagrees with the lead (``stances.passage_clash``),
+    named as the screen and the exports say it, above the passages: read as a plain answer,
+    "only one host can monitor the UPS" had stood beside the entry that says any number can."""
+    said = strip_markers(lead)
+    return [
+        f"“{ALSO_RELEVANT}” passage {n} and the lead disagree ({why}): read both before "
+        "relying on either."
+        for n, other in enumerate(others.split("\n\n"), start=1)
+        if (why := passage_clash(question, said, strip_markers(other)))
+    ]
 
 
 def alternatives(question: str) -> list[str]:

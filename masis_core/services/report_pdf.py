@@ -30,7 +30,7 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import MethodReturnValue, XPos, YPos
 
-from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
+from masis_core.answers.offline import ALSO_RELEVANT, disagreements, lead_and_others
 from masis_core.answers.support import LEVELS_TEXT, cited_sentences, sentence_support
 from masis_core.services.reports import answer_title, citation_source, run_facts
 from masis_core.services.runs import RunRecord
@@ -174,6 +174,8 @@ def _support(w: _Writer, rec: RunRecord) -> dict[int, tuple[str, ...]]:
     w.text(lead)
     if others is not None:
         w.heading(ALSO_RELEVANT, size=11)
+        for note in disagreements(rec.question, lead, others):
+            w.text(note)
         w.text(others)
     support = sentence_support(rec.answer or "", rec.citations)
     w.heading("Support per sentence", size=11)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from masis_core.answers.offline import ALSO_RELEVANT, lead_and_others
+from masis_core.answers.offline import ALSO_RELEVANT, disagreements, lead_and_others
 from masis_core.answers.rows import ROWS_PLACE, cells_of, row_line
 from masis_core.answers.rows import parse as parse_table
 from masis_core.answers.support import cited_sentences, sentence_support
@@ -207,7 +207,9 @@ def run_markdown(rec: RunRecord, depth: int = 0) -> str:
         lead, others = lead_and_others(rec.answer, rec.engine)
         lines.append(answer_markdown(lead, numbers))
         if others is not None:  # as on screen: the confidence speaks of the lead alone
-            lines += ["", f"**{ALSO_RELEVANT}**", "", answer_markdown(others, numbers)]
+            notes = [f"_⚖️ {untrusted(n)}_" for n in disagreements(rec.question, lead, others)]
+            lines += ["", f"**{ALSO_RELEVANT}**", "", *notes, *([""] if notes else [])]
+            lines.append(answer_markdown(others, numbers))
     elif rec.hitl:
         message = untrusted(rec.hitl.get("message"))
         lines.append(f"_Waiting for review ({rec.hitl.get('kind')}): {message}_")
