@@ -15,7 +15,13 @@ from ingest.parsing import Page, parse_bytes
 from masis_core.answers.compose import compose, passages
 from masis_core.answers.offline import extract_answer, render_answer
 from masis_core.state import Evidence
-from masis_core.text.sentences import claims, ends_as_promised, segment, sentences
+from masis_core.text.sentences import (
+    claims,
+    ends_as_promised,
+    prose_with_code,
+    segment,
+    sentences,
+)
 from tests.pdfs import make_pdf
 
 
@@ -827,3 +833,39 @@ def test_a_sentence_ending_on_its_own_figure_is_quoted() -> None:
     ]
     parts = compose("When was unit U0815 serviced?", evidence)
     assert parts and parts[0]["text"] == "Record 815: unit U0815 was serviced in week 35 by team 3."
+
+
+@pytest.mark.parametrize(
+    ("text", "quotable"),
+    [
+        ("-Cf makes the scanner about twice as fast, and -Cfe buys you nearly as much.", True),
+        ("} the opening brace of an action must begin on the same line as the rule.", True),
+        ("solutions: prints the corrected copy of each sheet, not the blank one.", True),
+        ("Mark To raise the limit, you enlarge the constants in the header:", True),
+        ("m <- match.call(expand.dots = FALSE) if (is.null(m$x)) stop()", False),
+        ("#define MAX_SHORT 32700 #define JAMSTATE -32766", False),
+        ("x <- y <- { a } is not how it is done.", False),
+        ("Rank 1 USA 46 37 38 121.", False),
+    ],
+)
+def test_prose_around_code_is_told_from_code(text: str, quotable: bool) -> None:
+    assert prose_with_code(text) is quotable
+
+
+def test_a_sentence_that_opens_with_an_option_can_lead() -> None:
+    """The answer in a manual's sentence that opens with an option ("-f makes ...") had been
+    debris to the segmenter: in the evidence, in no window (issue 51)."""
+    evidence = [
+        note(
+            "a",
+            (
+                "Scanner speed depends on how its tables are compressed. "
+                "-Cf makes the scanner about twice as fast, and -Cfe buys you nearly as much "
+                "speed with tables a fraction of the size. Building larger tables takes longer."
+            ),
+            0.6,
+        ),
+        note("b", "The scanner reads its input one buffer at a time.", 0.5),
+    ]
+    parts = compose("Which option gives nearly the speed of -Cf with smaller tables?", evidence)
+    assert "-Cfe buys you nearly as much speed" in answer_text(lead_of(parts))

@@ -35,7 +35,14 @@ from masis_core.llm.reader import get_reader
 from masis_core.policy import POLICY
 from masis_core.state import Evidence
 from masis_core.text.places import PATH_SEPARATOR, heading_path
-from masis_core.text.sentences import STRONG_OPENERS, Segment, content_stems, defang, segment
+from masis_core.text.sentences import (
+    STRONG_OPENERS,
+    Segment,
+    content_stems,
+    defang,
+    prose_with_code,
+    segment,
+)
 from masis_core.text.words import STOP_WORDS
 
 log = logging.getLogger(__name__)
@@ -383,7 +390,8 @@ def quotable(p: Passage) -> list[list[Sentence]]:
             answered = False
         reply = bool(_REPLY.match(seg.text))  # "Yes." under a FAQ entry's question
         fits = reply or MIN_SENTENCE_WORDS <= len(seg.text.split()) <= MAX_SENTENCE_WORDS
-        if opened is not None or (seg.kind != "sentence" and not reply) or not fits:
+        prose = seg.kind == "sentence" or (seg.kind == "debris" and prose_with_code(seg.text))
+        if opened is not None or (not prose and not reply) or not fits:
             runs.append([])
             continue
         follows, answered = bool(runs[-1]), True
