@@ -273,6 +273,39 @@ def refit(files: list[Path], c: float, write: bool) -> None:
         confidence.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
 
 
+def _holds(q: dict[str, Any], text: str) -> bool:
+    flat_text = " ".join(text.split())
+    return any(re.search(t, flat_text, re.I) for t in q["answer_terms"])
+
+
+FUNNEL = ("evidence", "window", "top_section", "top3_sections", "lead", "held")
+
+
+def funnel(questions: list[dict[str, Any]], evidence: list[list[Evidence]]) -> dict[str, float]:
+    """Where the answer is lost, stage by stage (questions with answer terms): in a retrieved
+    chunk, in a quotable window, in the first section's windows, in the first three
+    sections', in the lead, in the lead or an option. Each stage bounds the ones after it:
+    no lead can state an answer no window holds (the ceiling of issue 51's targets)."""
+    hits = dict.fromkeys(FUNNEL, 0)
+    asked = [(q, ev) for q, ev in zip(questions, evidence, strict=True) if "answer_terms" in q]
+    for q, ev in asked:
+        found, headings = sections.scored_windows(q["question"], ev) if ev else ([], {})
+        ranked = sections.rank(q["question"], sections.group(found, headings))
+        has = [any(_holds(q, w.text) for w in sec.windows) for sec in ranked]
+        parts = sections.compose(q["question"], ev) if ev else []
+        stages = {
+            "evidence": any(_holds(q, e.get("text", "")) for e in ev),
+            "window": any(_holds(q, w.text) for w in found),
+            "top_section": any(has[:1]),
+            "top3_sections": any(has[:3]),
+            "lead": _holds(q, " ".join(p["text"] for p in parts if p["passage"] == 0)),
+            "held": _holds(q, " ".join(p["text"] for p in parts)),
+        }
+        for k, v in stages.items():
+            hits[k] += v
+    return {k: v / max(1, len(asked)) for k, v in hits.items()} | {"questions": len(asked)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path)
@@ -290,6 +323,9 @@ def main() -> None:
     )
     parser.add_argument("--write", action="store_true", help="store the refit in confidence.json")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the refit")
+    parser.add_argument(
+        "--funnel", action="store_true", help="print where answers are lost, stage by stage"
+    )
     args = parser.parse_args()
     if args.fit:
         refit(args.fit, args.c, args.write)
@@ -300,6 +336,9 @@ def main() -> None:
     given = with_sections(evidence, args.pdfs)
     chunks = sum(1 for evs in evidence for e in evs if e.get("sections"))
     print(f"chunks with stored sections: {chunks} ({given} added to cached evidence)")
+    if args.funnel:
+        print(json.dumps(funnel(questions, evidence)))
+        return
     bare = without_sections(evidence)
     results = {
         "today": measure(questions, bare, False),
