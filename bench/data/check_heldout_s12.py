@@ -2,7 +2,7 @@
 
 usage: python check_heldout_s12.py PDF_DIR [SET]
 SET names the files heldout-SET-{answerable,unanswerable}.json beside this script: s12 (the
-default, session 12's set), s13, s14 or s15 (sessions 13's, 14's and 15's).
+default, session 12's set), s13, s14, s15 or s16 (sessions 13's to 16's).
 Reads page text with pypdfium2 only. Text is normalised: U+FFFE (pypdfium2's mark for a
 hyphen at a line end) and soft hyphens are dropped, so the two halves of the word join;
 whitespace runs become one space; matching is case-insensitive.
