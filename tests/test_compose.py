@@ -846,6 +846,7 @@ def test_a_sentence_ending_on_its_own_figure_is_quoted() -> None:
         ("#define MAX_SHORT 32700 #define JAMSTATE -32766", False),
         ("x <- y <- { a } is not how it is done.", False),
         ("Rank 1 USA 46 37 38 121.", False),
+        ("by default, the pages install under the prefix and are not found.", False),
     ],
 )
 def test_prose_around_code_is_told_from_code(text: str, quotable: bool) -> None:

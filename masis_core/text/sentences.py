@@ -509,6 +509,8 @@ def prose_with_code(text: str) -> bool:
     n = len(words)
     if n < MIN_NAMED_WORDS or not (_TERMINAL.search(words[-1]) or words[-1].endswith(":")):
         return False
+    if words[0][:1].islower() and _is_stop(words[0]):
+        return False  # "the path to upsmon must be provided.": a clause cut from its sentence
     return (
         sum(1 for w in words if _is_stop(w)) >= MIN_CODE_PROSE_STOPS
         and sum(1 for w in words if _PLAIN_WORD.match(w)) >= PLAIN_SHARE * n
