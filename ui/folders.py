@@ -93,29 +93,35 @@ def _act(action: object) -> None:
     st.rerun()
 
 
-@st.fragment(run_every=1.0)
 def sync_progress(ws: Workspace) -> None:
-    """The last sync this session started: per-file progress, then its report."""
+    """The last sync this session started: per-file progress while it runs, then its report.
+    Only a running sync polls: a fragment that went on rerunning every second after the
+    report was drawn could swallow a click elsewhere on the page (the browser test's "Compare
+    versions" once did nothing under load)."""
     job = jobs().get(st.session_state.get(SYNC_JOB))
     if job is None or job.workspace_id != ws.id:
         return
-    if job.finished:
-        seen = f"sync-drawn-{job.id}"
-        if not st.session_state.get(seen):
-            st.session_state[seen] = True
-            st.rerun()  # the whole page once: the document list below shows what it did
-        report = job.result
-        if job.error:
-            st.error(f"Sync failed: {untrusted(job.error)}")
-        elif report is not None:
-            st.success(f"Sync done: {report.summary()}")
-            for folder in report.folders:
-                if folder.get("error"):
-                    st.error(untrusted(f"{folder['folder']}: {folder['error']}"))
-        with st.expander("Files of the last sync"):
-            batch_boxes(job.files_now())
+    if not job.finished:
+        _sync_running(ws, job.id)
         return
-    files = job.files_now()  # the count and the boxes say the same moment
+    report = job.result
+    if job.error:
+        st.error(f"Sync failed: {untrusted(job.error)}")
+    elif report is not None:
+        st.success(f"Sync done: {report.summary()}")
+        for folder in report.folders:
+            if folder.get("error"):
+                st.error(untrusted(f"{folder['folder']}: {folder['error']}"))
+    with st.expander("Files of the last sync"):
+        batch_boxes(job.files_now())
+
+
+@st.fragment(run_every=1.0)
+def _sync_running(ws: Workspace, job_id: str) -> None:
+    job = jobs().get(job_id)
+    if job is None or job.finished:
+        st.rerun()  # the whole page: the report, and the document list showing what it did
+    files = job.files_now() if job else []  # the count and the boxes say the same moment
     st.caption(f"⏳ syncing: {len(files)} files seen — you can switch pages; it goes on.")
     batch_boxes(files)
 
