@@ -273,11 +273,6 @@ def refit(files: list[Path], c: float, write: bool) -> None:
         confidence.PARAMS_PATH.write_text(json.dumps(params, indent=1) + "\n")
 
 
-def _holds(q: dict[str, Any], text: str) -> bool:
-    flat_text = " ".join(text.split())
-    return any(re.search(t, flat_text, re.I) for t in q["answer_terms"])
-
-
 FUNNEL = ("evidence", "window", "top_section", "top3_sections", "lead", "held")
 
 
@@ -291,15 +286,15 @@ def funnel(questions: list[dict[str, Any]], evidence: list[list[Evidence]]) -> d
     for q, ev in asked:
         found, headings = sections.scored_windows(q["question"], ev) if ev else ([], {})
         ranked = sections.rank(q["question"], sections.group(found, headings))
-        has = [any(_holds(q, w.text) for w in sec.windows) for sec in ranked]
+        has = [any(answer_holds(q, w.text, []) for w in sec.windows) for sec in ranked]
         parts = sections.compose(q["question"], ev) if ev else []
         stages = {
-            "evidence": any(_holds(q, e.get("text", "")) for e in ev),
-            "window": any(_holds(q, w.text) for w in found),
+            "evidence": any(answer_holds(q, e.get("text", ""), []) for e in ev),
+            "window": any(answer_holds(q, w.text, []) for w in found),
             "top_section": any(has[:1]),
             "top3_sections": any(has[:3]),
-            "lead": _holds(q, " ".join(p["text"] for p in parts if p["passage"] == 0)),
-            "held": _holds(q, " ".join(p["text"] for p in parts)),
+            "lead": answer_holds(q, " ".join(p["text"] for p in parts if p["passage"] == 0), []),
+            "held": answer_holds(q, " ".join(p["text"] for p in parts), []),
         }
         for k, v in stages.items():
             hits[k] += v

@@ -162,6 +162,13 @@ class TextPolicy:
         "required privileges.') needs this many plain lower-case words after a capitalised "
         "first one; a reference manual's argument line has fewer (5d50f1c)",
     )
+    code_prose_stops: int = setting(
+        2,
+        "hand",
+        "a sentence with code around its prose ('-f makes a large speed difference, and ...') "
+        "is quotable with at least this many function words; with the plain and wordish "
+        "shares it kept code out of leads on seven spent sets (issue 51, ed872fc)",
+    )
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def sync_progress(ws: Workspace) -> None:
     if job is None or job.workspace_id != ws.id:
         return
     if not job.finished:
-        _sync_running(ws, job.id)
+        _sync_running(job.id)
         return
     report = job.result
     if job.error:
@@ -117,11 +117,11 @@ def sync_progress(ws: Workspace) -> None:
 
 
 @st.fragment(run_every=1.0)
-def _sync_running(ws: Workspace, job_id: str) -> None:
+def _sync_running(job_id: str) -> None:
     job = jobs().get(job_id)
     if job is None or job.finished:
         st.rerun()  # the whole page: the report, and the document list showing what it did
-    files = job.files_now() if job else []  # the count and the boxes say the same moment
+    files = job.files_now()  # the count and the boxes say the same moment
     st.caption(f"⏳ syncing: {len(files)} files seen — you can switch pages; it goes on.")
     batch_boxes(files)
 

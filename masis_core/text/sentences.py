@@ -451,12 +451,8 @@ def _prose(words: list[str]) -> bool:
     if not _PROSE_OPENING.match(words[0]) or not _TERMINAL.search(words[-1]):
         return False
     n = len(words)
-    wordish = sum(1 for w in words if _WORDISH.match(w))
-    plain = sum(1 for w in words if _PLAIN_WORD.match(w))
+    wordish, plain, operators = _word_kinds(words)
     numeric = [bool(BARE_NUMBER.match(w)) for w in words]
-    operators = sum(
-        1 for k, w in enumerate(words) if _OPERATOR.match(w) and not _statistic(words, k)
-    )
     figures = PROSE_FIGURES if plain >= PLAIN_SHARE * n else FIGURES
     return (
         (any(_is_stop(w) for w in words) or _terse(words, plain))
@@ -465,6 +461,17 @@ def _prose(words: list[str]) -> bool:
         and operators < 2
         and not _table_run(numeric)
     )
+
+
+def _word_kinds(words: list[str]) -> tuple[int, int, int]:
+    """How many of the words read as words, as plain lower-case words, and as code operators
+    (a reported statistic's "=" is none): what tells prose from code and tables."""
+    wordish = sum(1 for w in words if _WORDISH.match(w))
+    plain = sum(1 for w in words if _PLAIN_WORD.match(w))
+    operators = sum(
+        1 for k, w in enumerate(words) if _OPERATOR.match(w) and not _statistic(words, k)
+    )
+    return wordish, plain, operators
 
 
 # A program's name in lower case, opening a sentence as its subject: "upsd refuses to serve
@@ -491,7 +498,7 @@ def _named_first(words: list[str]) -> bool:
     )
 
 
-MIN_CODE_PROSE_STOPS = 2
+CODE_PROSE_STOPS = POLICY.text.code_prose_stops
 
 
 def prose_with_code(text: str) -> bool:
@@ -511,11 +518,12 @@ def prose_with_code(text: str) -> bool:
         return False
     if words[0][:1].islower() and _is_stop(words[0]):
         return False  # "the path to upsmon must be provided.": a clause cut from its sentence
+    wordish, plain, operators = _word_kinds(words)
     return (
-        sum(1 for w in words if _is_stop(w)) >= MIN_CODE_PROSE_STOPS
-        and sum(1 for w in words if _PLAIN_WORD.match(w)) >= PLAIN_SHARE * n
-        and sum(1 for w in words if _WORDISH.match(w)) >= WORDISH_SHARE * n
-        and sum(1 for w in words if _OPERATOR.match(w)) < 2
+        sum(1 for w in words if _is_stop(w)) >= CODE_PROSE_STOPS
+        and plain >= PLAIN_SHARE * n
+        and wordish >= WORDISH_SHARE * n
+        and operators < 2
     )
 
 
